@@ -1,0 +1,74 @@
+#include "cli/progress_bar.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+
+namespace geodl::cli {
+
+namespace {
+std::atomic<int> g_interrupts{0};
+
+void onInterrupt(int) {
+  if (g_interrupts.fetch_add(1) >= 1) {
+    std::signal(SIGINT, SIG_DFL);
+    std::raise(SIGINT);
+  }
+}
+
+std::string formatDuration(double seconds) {
+  const long s = static_cast<long>(seconds + 0.5);
+  char buffer[32];
+  if (s >= 3600)
+    std::snprintf(buffer, sizeof buffer, "%ld:%02ld:%02ld", s / 3600, (s / 60) % 60, s % 60);
+  else
+    std::snprintf(buffer, sizeof buffer, "%ld:%02ld", s / 60, s % 60);
+  return buffer;
+}
+}  // namespace
+
+void installInterruptHandler() { std::signal(SIGINT, onInterrupt); }
+
+ProgressBar::ProgressBar(bool quiet)
+    : quiet_(quiet || !isatty(STDERR_FILENO)), start_(std::chrono::steady_clock::now()) {}
+
+ProgressBar::~ProgressBar() { clearLine(); }
+
+bool ProgressBar::cancelled() const { return g_interrupts.load() > 0; }
+
+void ProgressBar::clearLine() {
+  if (drawn_) {
+    std::cerr << "\r\033[K" << std::flush;
+    drawn_ = false;
+  }
+}
+
+void ProgressBar::log(const std::string& message) {
+  clearLine();
+  std::cout << message << std::endl;
+}
+
+void ProgressBar::report(double fraction, const std::string& message) {
+  if (quiet_) return;
+  const auto now = std::chrono::steady_clock::now();
+  // Throttle: at most ten redraws a second, but always draw the end.
+  if (drawn_ && fraction < 1.0 && now - last_draw_ < std::chrono::milliseconds(100)) return;
+  last_draw_ = now;
+  const double elapsed = std::chrono::duration<double>(now - start_).count();
+  const int width = 30;
+  const int filled = static_cast<int>(fraction * width + 0.5);
+  std::string bar(filled, '#');
+  bar.resize(width, '.');
+  std::string eta = "--:--";
+  if (fraction > 0.01) eta = formatDuration(elapsed * (1.0 - fraction) / fraction);
+  char percent[16];
+  std::snprintf(percent, sizeof percent, "%3d%%", static_cast<int>(fraction * 100 + 0.5));
+  std::cerr << "\r\033[K[" << bar << "] " << percent << " ETA " << eta << "  " << message
+            << std::flush;
+  drawn_ = true;
+}
+
+}  // namespace geodl::cli

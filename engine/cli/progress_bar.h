@@ -1,0 +1,31 @@
+// A terminal progress bar with ETA for the `geodl` command; Ctrl-C cancels.
+#pragma once
+
+#include <chrono>
+#include <string>
+
+#include "core/progress.h"
+
+namespace geodl::cli {
+
+class ProgressBar final : public Progress {
+ public:
+  // quiet: log lines only, no bar (e.g. when stderr is not a terminal).
+  explicit ProgressBar(bool quiet);
+  ~ProgressBar() override;
+  void report(double fraction, const std::string& message) override;
+  bool cancelled() const override;
+  void log(const std::string& message) override;
+
+ private:
+  void clearLine();
+  bool quiet_;
+  bool drawn_ = false;
+  std::chrono::steady_clock::time_point start_;
+  std::chrono::steady_clock::time_point last_draw_;
+};
+
+// Installs a SIGINT handler that asks running jobs to stop (a second Ctrl-C kills).
+void installInterruptHandler();
+
+}  // namespace geodl::cli

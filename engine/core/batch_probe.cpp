@@ -1,0 +1,180 @@
+#include "core/batch_probe.h"
+
+#include <chrono>
+#include <cmath>
+#include <mutex>
+#include <sstream>
+
+#include "core/device.h"
+#include "core/errors.h"
+#include "core/memory.h"
+#include "core/model_spec.h"
+#include "core/models.h"
+#include "core/train_step.h"
+
+namespace geodl {
+
+namespace {
+
+// Measurements share process-wide counters: one at a time.
+std::mutex g_probe_mutex;
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+void validate(const BatchProbeOptions& o) {
+  if (o.sample_size < 8)
+    throw InputError("the sample size must be at least 8 pixels (got " +
+                     std::to_string(o.sample_size) + ")");
+  if (!(o.budget_mib > 0)) throw InputError("the memory budget must be positive (MiB)");
+  if (o.max_batch < 1) throw InputError("the batch limit must be at least 1");
+}
+
+// Everything one measurement needs, built on the device under the meter.
+class StepRunner {
+ public:
+  StepRunner(const BatchProbeOptions& o, MemoryMeter& meter, const std::string& device)
+      : options_(o), device_(device) {
+    meter.start();  // the model, gradients and optimizer state count
+    ModelSpec spec = modelSpecFromName(o.model);
+    spec.bands = o.bands;
+    spec.classes = o.classes;
+    spec.checkpoint = spec.checkpoint || o.checkpoint;
+    model_ = makeModel(spec);
+    model_->to(torch::Device(device));
+    optimizer_ = std::make_unique<torch::optim::Adam>(model_->parameters(),
+                                                      torch::optim::AdamOptions(1e-4));
+  }
+
+  // One step at `batch`; the batch is made here so that it counts too.
+  double step(int batch) {
+    auto options = torch::TensorOptions().device(device_);
+    Batch b{torch::randn({batch, options_.bands, options_.sample_size, options_.sample_size},
+                         options),
+            torch::randint(0, options_.classes, {batch, options_.sample_size, options_.sample_size},
+                           options.dtype(torch::kLong))};
+    return trainStep(*model_, *optimizer_, b);
+  }
+
+ private:
+  const BatchProbeOptions& options_;
+  std::string device_;
+  SegmentationModel model_;
+  std::unique_ptr<torch::optim::Adam> optimizer_;
+};
+
+bool isOutOfMemory(const c10::Error& e) {
+  return dynamic_cast<const c10::OutOfMemoryError*>(&e) != nullptr ||
+         std::string(e.what()).find("out of memory") != std::string::npos;
+}
+
+void synchronize(const std::string& device) {
+#ifdef GEODL_WITH_CUDA
+  if (device.rfind("cuda", 0) == 0) torch::cuda::synchronize();
+#endif
+}
+
+}  // namespace
+
+StepMeasurement measureTrainingStep(const BatchProbeOptions& options, int batch, int repeats,
+                                    Progress& progress) {
+  validate(options);
+  std::lock_guard<std::mutex> lock(g_probe_mutex);
+  const std::string device = resolveDevice(options.device);
+  configureThreads(options.threads);
+  MemoryMeter meter(device);
+  StepRunner runner(options, meter, device);
+  progress.checkCancelled();
+  runner.step(batch);  // warm-up: gradients and optimizer state now exist
+  synchronize(device);
+  meter.resetPeak();
+  double seconds = 0;
+  for (int r = 0; r < repeats; ++r) {
+    progress.checkCancelled();
+    progress.report(double(r + 1) / (repeats + 1), "step " + std::to_string(r + 1));
+    const auto t0 = std::chrono::steady_clock::now();
+    runner.step(batch);
+    synchronize(device);
+    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+  progress.report(1.0, "");
+  return {batch, double(meter.peak()), repeats > 0 ? seconds / repeats : 0.0};
+}
+
+BatchProbeResult probeMaxBatch(const BatchProbeOptions& options, Progress& progress) {
+  validate(options);
+  std::lock_guard<std::mutex> lock(g_probe_mutex);
+  BatchProbeResult result;
+  result.device = resolveDevice(options.device);
+  result.threads = configureThreads(options.threads);
+  const auto budget = static_cast<size_t>(options.budget_mib * kMiB);
+
+  MemoryMeter meter(result.device);
+  StepRunner runner(options, meter, result.device);
+  progress.report(0.02, "warming up");
+  runner.step(1);  // gradients and optimizer state now exist
+
+  // Memory is affine in the batch size: two small batches give the line. Batches of 2
+  // and 4 rather than 1: some kernels take another path for a single sample.
+  const int small[2] = {2, 4};
+  for (int i = 0; i < 2; ++i) {
+    progress.checkCancelled();
+    progress.report(0.05 + 0.25 * i, "measuring batch " + std::to_string(small[i]));
+    meter.resetPeak();
+    const auto t0 = std::chrono::steady_clock::now();
+    runner.step(small[i]);
+    synchronize(result.device);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    result.measurements.push_back({small[i], double(meter.peak()), seconds});
+  }
+  const auto& m0 = result.measurements[0];
+  const auto& m1 = result.measurements[1];
+  result.bytes_per_sample = std::max(1.0, (m1.peak_bytes - m0.peak_bytes) / (m1.batch - m0.batch));
+  result.fixed_bytes = std::max(0.0, m0.peak_bytes - m0.batch * result.bytes_per_sample);
+  double room = double(budget) - result.fixed_bytes;
+  int predicted = room <= 0 ? 0 : int(std::floor(room / result.bytes_per_sample));
+  predicted = std::min(predicted, options.max_batch);
+  {
+    std::ostringstream msg;
+    msg << "per sample " << result.bytes_per_sample / kMiB << " MiB, fixed "
+        << result.fixed_bytes / kMiB << " MiB: predicted max batch " << predicted;
+    progress.log(msg.str());
+  }
+  result.max_batch = predicted;
+  if (!options.confirm || predicted < 1) return result;
+
+  // Confirm at the prediction with the budget enforced; step down on failure.
+  int batch = predicted;
+  for (int attempt = 0; attempt < 8 && batch >= 1; ++attempt) {
+    progress.checkCancelled();
+    progress.report(0.6 + 0.05 * attempt, "confirming batch " + std::to_string(batch));
+    meter.resetPeak();
+    meter.setBudget(budget);
+    bool fits = true;
+    try {
+      runner.step(batch);
+      synchronize(result.device);
+    } catch (const c10::Error& e) {
+      if (!isOutOfMemory(e)) {
+        meter.setBudget(0);
+        throw;
+      }
+      fits = false;
+    }
+    meter.setBudget(0);
+    if (fits && meter.isCuda() && double(meter.peak()) > double(budget)) fits = false;
+    if (fits) {
+      result.max_batch = batch;
+      result.confirmed = true;
+      progress.log("batch " + std::to_string(batch) + " fits");
+      break;
+    }
+    progress.log("batch " + std::to_string(batch) + " does not fit");
+    batch -= std::max(1, int(std::ceil(batch * 0.02)));
+  }
+  if (!result.confirmed) result.max_batch = std::max(0, batch);
+  progress.report(1.0, "");
+  return result;
+}
+
+}  // namespace geodl

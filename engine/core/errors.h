@@ -1,0 +1,42 @@
+// The engine's error hierarchy: every message says what was wrong and what to do.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace geodl {
+
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The user asked for something that cannot work (bad option, unknown model...).
+class InputError : public Error {
+ public:
+  using Error::Error;
+};
+
+// Reading or writing a file failed.
+class IoError : public Error {
+ public:
+  using Error::Error;
+};
+
+// A memory budget (CPU counting allocator or GPU) was exceeded.
+class OutOfMemoryError : public Error {
+ public:
+  using Error::Error;
+};
+
+// The user cancelled the job.
+class Cancelled : public Error {
+ public:
+  Cancelled() : Error("cancelled by the user") {}
+};
+
+// Runs `fn`, turning LibTorch errors into geodl errors (out-of-memory stays recognisable).
+// Declared here so callers without torch headers can use it through core functions.
+std::string describeCurrentException();
+
+}  // namespace geodl

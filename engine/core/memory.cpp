@@ -1,0 +1,153 @@
+#include "core/memory.h"
+
+#include <c10/core/Allocator.h>
+#include <c10/core/CPUAllocator.h>
+#include <c10/util/Exception.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <mutex>
+#include <sstream>
+
+#ifdef GEODL_WITH_CUDA
+#include <c10/cuda/CUDACachingAllocator.h>
+#endif
+
+namespace geodl {
+
+namespace {
+
+constexpr size_t kAlignment = 64;  // what LibTorch's own CPU allocator guarantees
+constexpr size_t kHeader = kAlignment;
+
+std::atomic<size_t> g_current{0};
+std::atomic<size_t> g_peak{0};
+std::atomic<size_t> g_budget{0};  // absolute, 0 = none
+
+void updatePeak(size_t now) {
+  size_t peak = g_peak.load(std::memory_order_relaxed);
+  while (now > peak && !g_peak.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+  }
+}
+
+// Each block carries its size in a header in front of the data, so the raw deleter
+// (used by oneDNN through raw_allocate/raw_deallocate) can account for it too.
+class CountingCpuAllocator final : public c10::Allocator {
+ public:
+  c10::DataPtr allocate(size_t nbytes) const override {
+    const size_t now = g_current.fetch_add(nbytes, std::memory_order_relaxed) + nbytes;
+    const size_t budget = g_budget.load(std::memory_order_relaxed);
+    if (budget != 0 && now > budget) {
+      g_current.fetch_sub(nbytes, std::memory_order_relaxed);
+      std::ostringstream msg;
+      msg << "out of memory: the CPU memory budget is exceeded: tried to allocate " << nbytes << " bytes with "
+          << (now - nbytes) << " of " << budget << " already in use";
+      TORCH_CHECK_WITH(OutOfMemoryError, false, msg.str());
+    }
+    updatePeak(now);
+    void* raw = nullptr;
+    const size_t total = ((nbytes + kHeader + kAlignment - 1) / kAlignment) * kAlignment;
+    if (posix_memalign(&raw, kAlignment, total) != 0 || raw == nullptr) {
+      g_current.fetch_sub(nbytes, std::memory_order_relaxed);
+      TORCH_CHECK_WITH(OutOfMemoryError, false, "out of CPU memory allocating ", nbytes,
+                       " bytes");
+    }
+    *static_cast<size_t*>(raw) = nbytes;
+    void* data = static_cast<char*>(raw) + kHeader;
+    return {data, data, &release, c10::Device(c10::DeviceType::CPU)};
+  }
+
+  c10::DeleterFnPtr raw_deleter() const override { return &release; }
+
+  static void release(void* data) {
+    if (data == nullptr) return;
+    void* raw = static_cast<char*>(data) - kHeader;
+    g_current.fetch_sub(*static_cast<size_t*>(raw), std::memory_order_relaxed);
+    std::free(raw);
+  }
+};
+
+CountingCpuAllocator g_allocator;
+
+int cudaIndex(const std::string& device) {
+  const auto colon = device.find(':');
+  return colon == std::string::npos ? 0 : std::stoi(device.substr(colon + 1));
+}
+
+}  // namespace
+
+void installCountingCpuAllocator() {
+  static std::once_flag once;
+  // Priority above LibTorch's default allocator (0), so ours stays in place.
+  std::call_once(once, [] { c10::SetCPUAllocator(&g_allocator, /*priority=*/10); });
+}
+
+MemoryMeter::MemoryMeter(const std::string& device) {
+  cuda_ = device.rfind("cuda", 0) == 0;
+  if (cuda_) {
+#ifndef GEODL_WITH_CUDA
+    throw std::runtime_error("this build of the GeoDL engine has no CUDA support");
+#else
+    index_ = cudaIndex(device);
+#endif
+  } else {
+    installCountingCpuAllocator();
+  }
+}
+
+void MemoryMeter::start() {
+#ifdef GEODL_WITH_CUDA
+  if (cuda_) {
+    namespace alloc = c10::cuda::CUDACachingAllocator;
+    alloc::resetPeakStats(index_);
+    const auto stats = alloc::getDeviceStats(index_);
+    baseline_ = stats.allocated_bytes[static_cast<size_t>(alloc::StatType::AGGREGATE)].current;
+    return;
+  }
+#endif
+  baseline_ = g_current.load();
+  g_peak.store(baseline_);
+}
+
+void MemoryMeter::resetPeak() {
+#ifdef GEODL_WITH_CUDA
+  if (cuda_) {
+    c10::cuda::CUDACachingAllocator::resetPeakStats(index_);
+    return;
+  }
+#endif
+  g_peak.store(g_current.load());
+}
+
+size_t MemoryMeter::current() const {
+#ifdef GEODL_WITH_CUDA
+  if (cuda_) {
+    namespace alloc = c10::cuda::CUDACachingAllocator;
+    const auto stats = alloc::getDeviceStats(index_);
+    const size_t now = stats.allocated_bytes[static_cast<size_t>(alloc::StatType::AGGREGATE)].current;
+    return now > baseline_ ? now - baseline_ : 0;
+  }
+#endif
+  const size_t now = g_current.load();
+  return now > baseline_ ? now - baseline_ : 0;
+}
+
+size_t MemoryMeter::peak() const {
+#ifdef GEODL_WITH_CUDA
+  if (cuda_) {
+    namespace alloc = c10::cuda::CUDACachingAllocator;
+    const auto stats = alloc::getDeviceStats(index_);
+    const size_t peak = stats.allocated_bytes[static_cast<size_t>(alloc::StatType::AGGREGATE)].peak;
+    return peak > baseline_ ? peak - baseline_ : 0;
+  }
+#endif
+  const size_t peak = g_peak.load();
+  return peak > baseline_ ? peak - baseline_ : 0;
+}
+
+void MemoryMeter::setBudget(size_t bytes) {
+  if (cuda_) return;  // checked by the caller against peak()
+  g_budget.store(bytes == 0 ? 0 : baseline_ + bytes);
+}
+
+}  // namespace geodl

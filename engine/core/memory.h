@@ -1,0 +1,36 @@
+// Memory accounting: LibTorch's CPU allocations through a counting allocator (which can
+// also enforce a budget, failing the way a GPU out-of-memory does), CUDA through the
+// caching allocator's statistics.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace geodl {
+
+// Peak and current bytes allocated by LibTorch on one device ("cpu", "cuda", "cuda:N").
+class MemoryMeter {
+ public:
+  explicit MemoryMeter(const std::string& device);
+  // Starts a measurement: bytes already allocated become the baseline.
+  void start();
+  // Restarts the peak from what is allocated now, keeping the baseline.
+  void resetPeak();
+  size_t current() const;  // above the baseline
+  size_t peak() const;     // highest current() since start()
+  // Allocations that would take current() beyond `bytes` fail with an out-of-memory
+  // error (CPU: enforced by the allocator; CUDA: the peak is checked after the fact by
+  // the caller). 0 removes the budget.
+  void setBudget(size_t bytes);
+  bool isCuda() const { return cuda_; }
+
+ private:
+  bool cuda_ = false;
+  int index_ = 0;
+  size_t baseline_ = 0;
+};
+
+// Installs the counting CPU allocator into LibTorch (once per process; idempotent).
+void installCountingCpuAllocator();
+
+}  // namespace geodl

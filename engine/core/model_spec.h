@@ -1,0 +1,41 @@
+// What a segmentation model is, without LibTorch: architecture and options by name.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace geodl {
+
+enum class Architecture { UNet, UNetSmall, TernausNet };
+
+struct ModelSpec {
+  Architecture architecture = Architecture::UNetSmall;
+  int bands = 3;
+  int classes = 2;
+  bool dropout = false;
+  double dropout_probability = 0.5;
+  // Recompute activations during backward instead of keeping them.
+  bool checkpoint = false;
+  // TernausNet only: file with VGG11 encoder weights (see README, "Pretrained weights").
+  std::string pretrained;
+};
+
+// The names accepted in configs and on the command line, geo-deep-learning's included.
+const std::vector<std::string>& modelNames();
+
+// Parses a model name into a spec (bands/classes left at their defaults).
+// `checkpointed_unet` means unetsmall with checkpointing. Throws InputError listing the
+// valid names when the name is unknown.
+ModelSpec modelSpecFromName(const std::string& name);
+
+// The canonical name of an architecture (unet, unetsmall, ternausnet).
+std::string architectureName(Architecture architecture);
+
+// Throws InputError when bands, classes or the dropout probability are out of range.
+void validate(const ModelSpec& spec);
+
+// Number of trainable parameters of the model the spec describes.
+int64_t parameterCount(const ModelSpec& spec);
+
+}  // namespace geodl

@@ -1,0 +1,104 @@
+#include "core/unet.h"
+
+#include "core/unet_functions.h"
+
+namespace geodl {
+
+namespace nn = torch::nn;
+
+std::vector<int64_t> unetWidths() { return {64, 128, 256, 512, 1024}; }
+std::vector<int64_t> unetSmallWidths() { return {32, 64, 128, 256}; }
+
+EncodingBlockImpl::EncodingBlockImpl(int64_t in, int64_t out, bool batch_norm, double dropout) {
+  // Same layer order, hence the same state-dict keys, as geo-deep-learning's EncodingBlock.
+  block = nn::Sequential();
+  for (int u = 0; u < 2; ++u) {
+    block->push_back(nn::ReflectionPad2d(nn::ReflectionPad2dOptions(1)));
+    block->push_back(nn::Conv2d(nn::Conv2dOptions(u == 0 ? in : out, out, 3)));
+    block->push_back(nn::PReLU());
+    if (batch_norm) block->push_back(nn::BatchNorm2d(out));
+    if (dropout > 0.0) block->push_back(nn::Dropout(dropout));
+  }
+  register_module("EncodingBlock", block);
+  ConvUnit unit;
+  for (size_t i = 0; i < block->size(); ++i) {
+    auto m = block->ptr(i);
+    if (auto* conv = m->as<nn::Conv2dImpl>()) {
+      unit = ConvUnit{};
+      unit.conv = conv;
+      unit.dropout = dropout;
+    } else if (auto* prelu = m->as<nn::PReLUImpl>()) {
+      unit.prelu = prelu;
+      if (!batch_norm) units.push_back(unit);
+    } else if (auto* bn = m->as<nn::BatchNorm2dImpl>()) {
+      unit.bn = bn;
+      units.push_back(unit);
+    }
+  }
+}
+
+torch::Tensor EncodingBlockImpl::forward(const torch::Tensor& x, bool pool) {
+  torch::Tensor h = pool ? unet_ops::maxPool(x) : x;
+  for (const auto& unit : units) h = unet_ops::unitForward(unit, h);
+  return h;
+}
+
+DecodingBlockImpl::DecodingBlockImpl(int64_t in, int64_t out) {
+  up = nn::Sequential(
+      nn::Upsample(nn::UpsampleOptions().scale_factor(std::vector<double>{2.0, 2.0})
+                       .mode(torch::kBilinear).align_corners(false)),
+      nn::Conv2d(nn::Conv2dOptions(in, out, 1)));
+  register_module("up", up);
+  up_conv = up->ptr(1)->as<nn::Conv2dImpl>();
+  conv = register_module("conv", EncodingBlock(in, out, /*batch_norm=*/false, /*dropout=*/0.0));
+}
+
+torch::Tensor DecodingBlockImpl::forward(const torch::Tensor& skip, const torch::Tensor& x) {
+  // The 1x1 conv commutes with bilinear upsampling (both linear, interpolation weights
+  // summing to one), so it runs at the lower resolution: 4x fewer operations and no
+  // upsampled copy of the wide input.
+  auto a = unet_ops::upsample2x(unet_ops::conv(x, *up_conv));
+  auto s = unet_ops::resizeTo(skip, a);
+  auto h = torch::cat({s, a}, 1);
+  for (const auto& unit : conv->units) h = unet_ops::unitForward(unit, h);
+  return h;
+}
+
+UNetImpl::UNetImpl(const UNetOptions& opts) : options(opts) {
+  const auto& widths = options.widths();
+  TORCH_CHECK(widths.size() >= 2, "a UNet needs at least one encoder level and a centre");
+  const double dropout = options.dropout() ? options.probability() : 0.0;
+  int64_t in = options.in_channels();
+  for (size_t i = 0; i + 1 < widths.size(); ++i) {
+    encoders.push_back(register_module("conv" + std::to_string(i + 1),
+                                       EncodingBlock(in, widths[i], true, dropout)));
+    in = widths[i];
+  }
+  center = register_module("center", EncodingBlock(in, widths.back(), true, dropout));
+  decoders.resize(encoders.size(), nullptr);
+  for (size_t i = encoders.size(); i-- > 0;) {
+    decoders[i] = register_module("decode" + std::to_string(i + 1),
+                                  DecodingBlock(widths[i + 1], widths[i]));
+  }
+  final = register_module("final", nn::Conv2d(nn::Conv2dOptions(widths[0], options.classes(), 1)));
+}
+
+torch::Tensor UNetImpl::forward(torch::Tensor images) {
+  // Checkpointing only pays when a backward pass will follow.
+  const bool lean = options.checkpoint() && is_training() && torch::GradMode::is_enabled();
+  std::vector<torch::Tensor> skips;
+  torch::Tensor h = images;
+  for (size_t i = 0; i < encoders.size(); ++i) {
+    h = lean ? checkpointedEncoder(h, *encoders[i], i > 0) : encoders[i]->forward(h, i > 0);
+    skips.push_back(h);
+  }
+  h = lean ? checkpointedEncoder(h, *center, true) : center->forward(h, true);
+  for (size_t i = encoders.size(); i-- > 0;) {
+    h = lean ? checkpointedDecoder(skips[i], h, *decoders[i]) : decoders[i]->forward(skips[i], h);
+    skips[i] = torch::Tensor();  // lets the skip go once its decoder has it
+  }
+  auto logits = final->forward(h);
+  return unet_ops::resizeTo(logits, images);
+}
+
+}  // namespace geodl

@@ -1,0 +1,308 @@
+#include "core/unet_functions.h"
+
+#include <ATen/ATen.h>
+
+#include "core/checkpoint.h"
+
+namespace geodl {
+
+using torch::Tensor;
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+namespace unet_ops {
+
+Tensor pad(const Tensor& x) { return at::reflection_pad2d(x, {1, 1, 1, 1}); }
+
+Tensor conv(const Tensor& x, const torch::nn::Conv2dImpl& c) {
+  return at::conv2d(x, c.weight, c.bias);
+}
+
+Tensor maxPool(const Tensor& x) {
+  return std::get<0>(at::max_pool2d_with_indices(x, {2, 2}, {2, 2}, {0, 0}, {1, 1}, false));
+}
+
+Tensor upsample2x(const Tensor& x) {
+  return at::upsample_bilinear2d(x, {x.size(2) * 2, x.size(3) * 2}, false, 2.0, 2.0);
+}
+
+Tensor resizeTo(const Tensor& x, const Tensor& like) {
+  if (x.size(2) == like.size(2) && x.size(3) == like.size(3)) return x;
+  return at::upsample_bilinear2d(x, {like.size(2), like.size(3)}, false, c10::nullopt,
+                                 c10::nullopt);
+}
+
+Tensor dropoutNoise(const Tensor& like, double p) {
+  return at::empty_like(like, at::MemoryFormat::Contiguous).bernoulli_(1.0 - p).div_(1.0 - p);
+}
+
+Tensor unitForward(const ConvUnit& unit, const Tensor& x) {
+  Tensor h = at::prelu(conv(pad(x), *unit.conv), unit.prelu->weight);
+  if (unit.bn) h = unit.bn->forward(h);
+  if (unit.dropout > 0.0 && unit.conv->is_training()) h = h * dropoutNoise(h, unit.dropout);
+  return h;
+}
+
+}  // namespace unet_ops
+
+namespace {
+
+// A tensor that only carries a shape, for backward functions that read nothing else.
+Tensor shapeOnly(at::IntArrayRef sizes, const at::TensorOptions& options) {
+  return at::empty({1, 1, 1, 1}, options).expand(sizes);
+}
+
+std::vector<Tensor> unitParameters(const ConvUnit& unit) {
+  std::vector<Tensor> params = {unit.conv->weight, unit.conv->bias, unit.prelu->weight};
+  if (unit.bn) {
+    params.push_back(unit.bn->weight);
+    params.push_back(unit.bn->bias);
+  }
+  return params;
+}
+
+struct ConvGrads {
+  Tensor input, weight, bias;
+};
+
+// Weight and bias gradients first, then the input gradient: oneDNN's reordered copies of
+// the input and of the input gradient are then never alive at the same time.
+ConvGrads convBackward(const Tensor& grad, const Tensor& input, const torch::nn::Conv2dImpl& conv,
+                       bool input_grad) {
+  const std::vector<int64_t> bias_sizes = {conv.weight.size(0)};
+  ConvGrads grads;
+  auto weight_grads =
+      at::convolution_backward(grad, input, conv.weight, bias_sizes, {1, 1}, {0, 0}, {1, 1},
+                               false, {0, 0}, 1, {false, true, true});
+  grads.weight = std::get<1>(weight_grads);
+  grads.bias = std::get<2>(weight_grads);
+  if (input_grad) {
+    grads.input = std::get<0>(at::convolution_backward(grad, input, conv.weight, bias_sizes,
+                                                       {1, 1}, {0, 0}, {1, 1}, false, {0, 0}, 1,
+                                                       {true, false, false}));
+  }
+  return grads;
+}
+
+// Backward of one conv unit from the gradient of its output, given what the recompute kept:
+// the conv output `y`, the BatchNorm input `z` (recomputed from y when undefined), the
+// padded conv input `xp`, the dropout noise and BatchNorm statistics. Appends the unit's
+// parameter gradients to `param_grads` and returns the gradient of the unpadded input
+// (undefined when !input_grad). Every tensor is released as soon as it has served.
+struct UnitRecompute {
+  Tensor y, z, xp, noise, mean, invstd;
+};
+
+Tensor unitBackward(const ConvUnit& unit, UnitRecompute& r, Tensor g, bool input_grad,
+                    at::IntArrayRef input_sizes, std::vector<Tensor>& param_grads) {
+  if (r.noise.defined()) {
+    g = g * r.noise;
+    r.noise.reset();
+  }
+  Tensor g_gamma, g_beta;
+  if (unit.bn) {
+    if (!r.z.defined()) r.z = at::prelu(r.y, unit.prelu->weight);
+    auto [gz, gg, gb] = at::native_batch_norm_backward(
+        g, r.z, unit.bn->weight, {}, {}, r.mean, r.invstd, true, unit.bn->options.eps(),
+        {true, true, true});
+    r.z.reset();
+    g = std::move(gz);
+    g_gamma = std::move(gg);
+    g_beta = std::move(gb);
+  }
+  auto [gy, g_prelu] = at::prelu_backward(g, r.y, unit.prelu->weight);
+  r.y.reset();
+  g.reset();
+  auto grads = convBackward(gy, r.xp, *unit.conv, input_grad);
+  const auto options = r.xp.options();
+  r.xp.reset();
+  gy.reset();
+  param_grads.insert(param_grads.end(), {grads.weight, grads.bias, g_prelu});
+  if (unit.bn) param_grads.insert(param_grads.end(), {g_gamma, g_beta});
+  if (!input_grad) return Tensor();
+  return at::reflection_pad2d_backward(grads.input, shapeOnly(input_sizes, options), {1, 1, 1, 1});
+}
+
+// Recomputes a unit from its input and keeps what its backward needs; returns its output.
+Tensor unitRecompute(const ConvUnit& unit, const Tensor& xp, UnitRecompute& r, bool keep_xp,
+                     bool keep_z) {
+  r.y = unet_ops::conv(xp, *unit.conv);
+  if (keep_xp) r.xp = xp;
+  Tensor h = at::prelu(r.y, unit.prelu->weight);
+  if (unit.bn) {
+    // No running statistics: the forward pass already updated them, once.
+    auto [out, mean, invstd] = at::native_batch_norm(h, unit.bn->weight, unit.bn->bias, {}, {},
+                                                     true, 0.0, unit.bn->options.eps());
+    r.mean = mean;
+    r.invstd = invstd;
+    if (keep_z) r.z = h;
+    h = out;
+  }
+  if (unit.dropout > 0.0) {
+    r.noise = unet_ops::dropoutNoise(h, unit.dropout);
+    h = h * r.noise;
+  }
+  return h;
+}
+
+bool hasDropout(const EncodingBlockImpl& block) {
+  for (const auto& u : block.units)
+    if (u.dropout > 0.0) return true;
+  return false;
+}
+
+struct EncoderFunction : torch::autograd::Function<EncoderFunction> {
+  static Tensor forward(AutogradContext* ctx, const Tensor& x, at::TensorList params,
+                        EncodingBlockImpl* block, bool pool) {
+    if (hasDropout(*block)) ctx->saved_data["rng"] = rngState(x.device());
+    ctx->saved_data["block"] = reinterpret_cast<int64_t>(block);
+    ctx->saved_data["pool"] = pool;
+    ctx->save_for_backward({x});
+    return block->forward(x, pool);  // grad mode is off here: nothing is kept
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    auto* block = reinterpret_cast<EncodingBlockImpl*>(ctx->saved_data["block"].toInt());
+    const bool pool = ctx->saved_data["pool"].toBool();
+    const bool input_grad = ctx->needs_input_grad(0);
+    Tensor x = ctx->get_saved_variables()[0];
+    Tensor g = std::move(grads[0]);
+    grads.clear();
+    const auto& units = block->units;
+    const size_t n = units.size();
+    std::vector<UnitRecompute> kept(n);
+    std::vector<std::vector<int64_t>> input_sizes(n);
+    {
+      RngReplay replay(ctx->saved_data.count("rng") ? ctx->saved_data["rng"].toTensor() : Tensor(),
+                       x.device());
+      Tensor h = pool ? unet_ops::maxPool(x) : x;
+      for (size_t u = 0; u < n; ++u) {
+        input_sizes[u] = h.sizes().vec();
+        Tensor xp = unet_ops::pad(h);
+        h.reset();
+        // The first unit's padded input is recomputed at the end (it may be pooled);
+        // the last unit's BatchNorm input is needed first, so it is kept.
+        h = unitRecompute(units[u], xp, kept[u], /*keep_xp=*/u > 0, /*keep_z=*/u + 1 == n);
+      }
+    }
+    std::vector<std::vector<Tensor>> unit_grads(n);
+    for (size_t u = n; u-- > 0;) {
+      const bool need_input = u > 0 || input_grad;
+      if (u == 0) {
+        Tensor in0 = pool ? unet_ops::maxPool(x) : x;
+        kept[0].xp = unet_ops::pad(in0);
+      }
+      g = unitBackward(units[u], kept[u], std::move(g), need_input, input_sizes[u], unit_grads[u]);
+    }
+    Tensor gx;
+    if (input_grad) {
+      if (pool) {
+        auto [pooled, indices] =
+            at::max_pool2d_with_indices(x, {2, 2}, {2, 2}, {0, 0}, {1, 1}, false);
+        pooled.reset();
+        gx = at::max_pool2d_with_indices_backward(g, x, {2, 2}, {2, 2}, {0, 0}, {1, 1}, false,
+                                                  indices);
+      } else {
+        gx = std::move(g);
+      }
+    }
+    variable_list out = {gx};
+    for (auto& ug : unit_grads) out.insert(out.end(), ug.begin(), ug.end());
+    out.emplace_back();  // block
+    out.emplace_back();  // pool
+    return out;
+  }
+};
+
+struct DecoderFunction : torch::autograd::Function<DecoderFunction> {
+  static Tensor forward(AutogradContext* ctx, const Tensor& skip, const Tensor& x,
+                        at::TensorList params, DecodingBlockImpl* block) {
+    ctx->saved_data["block"] = reinterpret_cast<int64_t>(block);
+    ctx->save_for_backward({skip, x});
+    return block->forward(skip, x);
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    auto* block = reinterpret_cast<DecodingBlockImpl*>(ctx->saved_data["block"].toInt());
+    const bool skip_grad = ctx->needs_input_grad(0);
+    const bool x_grad = ctx->needs_input_grad(1);
+    auto saved = ctx->get_saved_variables();
+    const Tensor& skip = saved[0];
+    const Tensor& x = saved[1];
+    Tensor g = std::move(grads[0]);
+    grads.clear();
+    const auto& units = block->conv->units;
+    const size_t n = units.size();
+
+    // Recompute: the upsampled map is dropped at once (cheap to redo); the concatenation
+    // is rebuilt from the skip and `a` when the first unit's backward needs it.
+    Tensor a = unet_ops::upsample2x(unet_ops::conv(x, *block->up_conv));
+    Tensor s = unet_ops::resizeTo(skip, a);
+    const std::vector<int64_t> a_sizes = a.sizes().vec();
+    const int64_t skip_channels = s.size(1);
+    std::vector<UnitRecompute> kept(n);
+    std::vector<std::vector<int64_t>> input_sizes(n);
+    {
+      Tensor h = torch::cat({s, a}, 1);
+      for (size_t u = 0; u < n; ++u) {
+        input_sizes[u] = h.sizes().vec();
+        Tensor xp = unet_ops::pad(h);
+        h.reset();
+        h = unitRecompute(units[u], xp, kept[u], /*keep_xp=*/u > 0, /*keep_z=*/false);
+      }
+    }
+    std::vector<std::vector<Tensor>> unit_grads(n);
+    for (size_t u = n; u-- > 0;) {
+      if (u == 0) {
+        kept[0].xp = unet_ops::pad(torch::cat({s, a}, 1));
+        a.reset();
+        s.reset();
+      }
+      g = unitBackward(units[u], kept[u], std::move(g), true, input_sizes[u], unit_grads[u]);
+    }
+    Tensor g_skip;
+    if (skip_grad) {
+      Tensor gs = g.narrow(1, 0, skip_channels);
+      if (gs.size(2) == skip.size(2) && gs.size(3) == skip.size(3)) {
+        g_skip = gs.contiguous();  // a copy, so the concatenated gradient can go
+      } else {
+        g_skip = at::upsample_bilinear2d_backward(gs, {gs.size(2), gs.size(3)}, skip.sizes(),
+                                                  false, c10::nullopt, c10::nullopt);
+      }
+    }
+    Tensor ga = g.narrow(1, skip_channels, g.size(1) - skip_channels);
+    g.reset();
+    Tensor ga_low = at::upsample_bilinear2d_backward(ga, {a_sizes[2], a_sizes[3]},
+                                                     {a_sizes[0], a_sizes[1], x.size(2), x.size(3)},
+                                                     false, 2.0, 2.0);
+    ga.reset();
+    auto up_grads = convBackward(ga_low, x, *block->up_conv, x_grad);
+    Tensor g_x = up_grads.input;
+    variable_list out = {g_skip, g_x, up_grads.weight, up_grads.bias};
+    for (auto& ug : unit_grads) out.insert(out.end(), ug.begin(), ug.end());
+    out.emplace_back();  // block
+    return out;
+  }
+};
+
+}  // namespace
+
+Tensor checkpointedEncoder(const Tensor& x, EncodingBlockImpl& block, bool pool) {
+  std::vector<Tensor> params;
+  for (const auto& unit : block.units) {
+    auto p = unitParameters(unit);
+    params.insert(params.end(), p.begin(), p.end());
+  }
+  return EncoderFunction::apply(x, at::TensorList(params), &block, pool);
+}
+
+Tensor checkpointedDecoder(const Tensor& skip, const Tensor& x, DecodingBlockImpl& block) {
+  std::vector<Tensor> params = {block.up_conv->weight, block.up_conv->bias};
+  for (const auto& unit : block.conv->units) {
+    auto p = unitParameters(unit);
+    params.insert(params.end(), p.begin(), p.end());
+  }
+  return DecoderFunction::apply(skip, x, at::TensorList(params), &block);
+}
+
+}  // namespace geodl

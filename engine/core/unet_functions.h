@@ -1,0 +1,34 @@
+// The UNet's operations, shared by the plain model and its checkpointed blocks, and the
+// checkpointed blocks themselves: autograd functions that keep only a block's inputs and,
+// in backward, recompute the block once and run its backward op by op, freeing every
+// intermediate as soon as it is used.
+#pragma once
+
+#include <torch/torch.h>
+
+#include "core/unet.h"
+
+namespace geodl {
+
+namespace unet_ops {
+// The same ATen calls serve the plain model (through autograd) and the checkpointed
+// blocks (by hand), so both compute exactly the same numbers.
+torch::Tensor pad(const torch::Tensor& x);
+torch::Tensor conv(const torch::Tensor& x, const torch::nn::Conv2dImpl& conv);
+torch::Tensor maxPool(const torch::Tensor& x);
+torch::Tensor upsample2x(const torch::Tensor& x);
+// Bilinear resize of x to like's height and width; x itself when they already match.
+torch::Tensor resizeTo(const torch::Tensor& x, const torch::Tensor& like);
+// Dropout as geo-deep-learning's nn.Dropout computes it: x * bernoulli(1-p) / (1-p).
+torch::Tensor dropoutNoise(const torch::Tensor& like, double p);
+// One unit with autograd: pad, conv, PReLU, BatchNorm (updates running stats), dropout.
+torch::Tensor unitForward(const ConvUnit& unit, const torch::Tensor& x);
+}  // namespace unet_ops
+
+// Encoder block (max-pooling its input first when `pool`), checkpointed.
+torch::Tensor checkpointedEncoder(const torch::Tensor& x, EncodingBlockImpl& block, bool pool);
+// Decoder block on (skip, x), checkpointed.
+torch::Tensor checkpointedDecoder(const torch::Tensor& skip, const torch::Tensor& x,
+                                  DecodingBlockImpl& block);
+
+}  // namespace geodl

@@ -1,0 +1,19 @@
+// The QGIS plugin: registers the GeoDL Processing provider while loaded.
+#pragma once
+
+#include <qgisplugin.h>
+
+class QgisInterface;
+class GeoDLProvider;
+
+class GeoDLPlugin : public QgisPlugin
+{
+  public:
+    explicit GeoDLPlugin( QgisInterface *iface );
+    void initGui() override;
+    void unload() override;
+
+  private:
+    QgisInterface *mIface = nullptr;
+    GeoDLProvider *mProvider = nullptr;  // owned by the Processing registry
+};

@@ -1,0 +1,57 @@
+#include <gtest/gtest.h>
+
+#include <torch/torch.h>
+
+#include "core/memory.h"
+
+namespace geodl {
+namespace {
+
+TEST(MemoryMeter, CountsLibTorchCpuAllocationsExactly) {
+  MemoryMeter meter("cpu");
+  meter.start();
+  EXPECT_EQ(meter.current(), 0u);
+  {
+    auto t = torch::empty({1000, 250}, torch::kFloat);  // 1,000,000 bytes
+    EXPECT_EQ(meter.current(), 1000000u);
+    auto u = torch::empty({100}, torch::kDouble);
+    EXPECT_EQ(meter.current(), 1000800u);
+  }
+  EXPECT_EQ(meter.current(), 0u);
+  EXPECT_EQ(meter.peak(), 1000800u);
+  meter.resetPeak();
+  EXPECT_EQ(meter.peak(), 0u);
+}
+
+TEST(MemoryMeter, BudgetFailsLikeAGpuOutOfMemory) {
+  MemoryMeter meter("cpu");
+  meter.start();
+  meter.setBudget(4 << 20);
+  auto small = torch::ones({1 << 18});  // 1 MiB fits
+  bool threw = false;
+  try {
+    auto big = torch::ones({1 << 20});  // 4 MiB more does not
+  } catch (const c10::OutOfMemoryError& e) {
+    threw = true;
+    EXPECT_NE(std::string(e.what()).find("out of memory"), std::string::npos);
+  }
+  EXPECT_TRUE(threw);
+  meter.setBudget(0);
+  auto big = torch::ones({1 << 20});  // no budget: fine
+  EXPECT_EQ(big.numel(), 1 << 20);
+}
+
+TEST(MemoryMeter, OneDnnScratchMemoryIsCountedAndReleased) {
+  MemoryMeter meter("cpu");
+  meter.start();
+  {
+    auto x = torch::randn({4, 16, 64, 64});
+    auto w = torch::randn({16, 16, 3, 3});
+    auto y = torch::conv2d(x, w, {}, 1, 1);
+    EXPECT_GE(meter.peak(), 2 * x.nbytes());
+  }
+  EXPECT_EQ(meter.current(), 0u);
+}
+
+}  // namespace
+}  // namespace geodl

@@ -1,0 +1,72 @@
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "core/errors.h"
+#include "core/models.h"
+#include "core/ternausnet.h"
+#include "core/test_support.h"
+
+namespace geodl {
+namespace {
+
+SegmentationModel ternaus(int bands, bool checkpoint, const std::string& pretrained = "") {
+  ModelSpec s = modelSpecFromName("ternausnet");
+  s.bands = bands;
+  s.classes = 3;
+  s.checkpoint = checkpoint;
+  s.pretrained = pretrained;
+  return makeModel(s);
+}
+
+TEST(TernausNet, CheckpointedGradientsEqualThePlainModel) {
+  torch::manual_seed(2);
+  auto plain = ternaus(3, false);
+  auto ck = ternaus(3, true);
+  test::copyState(*plain, *ck);
+  auto x = torch::randn({2, 3, 32, 32});
+  auto y = torch::randint(0, 3, {2, 32, 32});
+  auto a = test::forwardBackward(*plain, x, y, true);
+  auto b = test::forwardBackward(*ck, x, y, true);
+  test::expectSameGradients(b, a, 1e-5);
+}
+
+TEST(TernausNet, PretrainedEncoderLoadsFromATorchSaveFile) {
+  const std::string path = test::tempPath("vgg11.pt");
+  if (!test::pythonTorchAvailable())
+    GTEST_SKIP() << "Debian's python3-torch is not installed (scripts/install-deps.sh installs it)";
+  ASSERT_TRUE(test::runPythonReference("vgg11_features.py", path));
+  auto source = test::loadPickledDict(path);
+  auto model = ternaus(3, false, path);
+  auto* net = dynamic_cast<TernausNetImpl*>(model.get());
+  ASSERT_NE(net, nullptr);
+  for (int index : {0, 3, 6, 8, 11, 13, 16, 18}) {
+    auto* conv = net->encoder->ptr(index)->as<torch::nn::Conv2dImpl>();
+    EXPECT_TRUE(torch::equal(conv->weight, source.at(std::to_string(index) + ".weight").toTensor()));
+    EXPECT_TRUE(torch::equal(conv->bias, source.at(std::to_string(index) + ".bias").toTensor()));
+  }
+  // Four bands: RGB filters first, their mean for the fourth band.
+  auto four = ternaus(4, false, path);
+  auto w = dynamic_cast<TernausNetImpl*>(four.get())->encoder->ptr(0)->as<torch::nn::Conv2dImpl>()->weight;
+  auto rgb = source.at("0.weight").toTensor();
+  EXPECT_TRUE(torch::equal(w.narrow(1, 0, 3), rgb));
+  EXPECT_TRUE(torch::allclose(w.narrow(1, 3, 1), rgb.mean(1, true)));
+  std::remove(path.c_str());
+}
+
+TEST(TernausNet, MissingOrForeignPretrainedFilesGiveClearErrors) {
+  try {
+    ternaus(3, false, "/nonexistent/vgg.pt");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot read the pretrained encoder file"),
+              std::string::npos);
+  }
+  const std::string path = test::tempPath("not_a_model.pt");
+  { std::ofstream(path) << "hello"; }
+  EXPECT_THROW(ternaus(3, false, path), InputError);
+  std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace geodl

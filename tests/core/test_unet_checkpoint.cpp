@@ -1,0 +1,138 @@
+// The checkpointed UNet blocks against the plain model: same maths, less memory.
+#include <gtest/gtest.h>
+
+#include "core/batch_probe.h"
+#include "core/models.h"
+#include "core/test_support.h"
+#include "core/train_step.h"
+
+namespace geodl {
+namespace {
+
+struct Pair {
+  SegmentationModel plain, checkpointed;
+};
+
+Pair makePair(const std::string& name, int bands, int classes, bool dropout = false) {
+  ModelSpec s = modelSpecFromName(name);
+  s.bands = bands;
+  s.classes = classes;
+  s.dropout = dropout;
+  s.dropout_probability = 0.3;
+  torch::manual_seed(11);
+  Pair p{makeModel(s), makeModel(s)};
+  test::copyState(*p.plain, *p.checkpointed);
+  p.plain->setCheckpointing(false);
+  p.checkpointed->setCheckpointing(true);
+  p.plain->train();
+  p.checkpointed->train();
+  return p;
+}
+
+struct Case {
+  std::string model;
+  int height, width;
+};
+
+class UNetCheckpoint : public ::testing::TestWithParam<Case> {};
+
+TEST_P(UNetCheckpoint, GradientsOfEveryParameterAndTheInputEqualThePlainModel) {
+  const auto c = GetParam();
+  auto p = makePair(c.model, 3, 4);
+  torch::manual_seed(5);
+  auto x = torch::randn({2, 3, c.height, c.width});
+  auto y = torch::randint(0, 4, {2, c.height, c.width});
+  auto plain = test::forwardBackward(*p.plain, x, y, true);
+  auto ck = test::forwardBackward(*p.checkpointed, x, y, true);
+  test::expectSameGradients(ck, plain, 1e-5);
+  // And the comparison can fail: another batch gives other gradients.
+  auto other = test::forwardBackward(*p.plain, x * 0.5, y, true);
+  EXPECT_GT(test::relativeError(other.grads[0].second, plain.grads[0].second), 1e-3);
+}
+
+// 32x32: every level halves exactly; 30x42: maxpool floors, skips and output are resized.
+INSTANTIATE_TEST_SUITE_P(Sizes, UNetCheckpoint,
+                         ::testing::Values(Case{"unetsmall", 32, 32}, Case{"unetsmall", 30, 42},
+                                           Case{"unet", 32, 48}));
+
+TEST(UNetCheckpoint, DropoutDrawsTheSameMaskWhenRecomputed) {
+  auto p = makePair("unetsmall", 3, 4, /*dropout=*/true);
+  auto x = torch::randn({2, 3, 32, 32});
+  auto y = torch::randint(0, 4, {2, 32, 32});
+  torch::manual_seed(21);
+  auto plain = test::forwardBackward(*p.plain, x, y, true);
+  torch::manual_seed(21);
+  auto ck = test::forwardBackward(*p.checkpointed, x, y, true);
+  // Masks replayed in backward: gradients equal the plain model's with the same draws.
+  test::expectSameGradients(ck, plain, 1e-5);
+  // The recompute left the generator where the forward pass left it.
+  torch::manual_seed(21);
+  test::forwardBackward(*p.plain, x, y, true);
+  const auto after_plain = torch::rand({4});
+  torch::manual_seed(21);
+  test::forwardBackward(*p.checkpointed, x, y, true);
+  EXPECT_TRUE(torch::equal(torch::rand({4}), after_plain));
+  // Other draws give other gradients: the masks matter.
+  torch::manual_seed(22);
+  auto other = test::forwardBackward(*p.checkpointed, x, y, true);
+  EXPECT_GT(test::relativeError(other.grads[0].second, plain.grads[0].second), 1e-3);
+}
+
+TEST(UNetCheckpoint, BatchNormRunningStatisticsAreUpdatedOncePerStep) {
+  auto p = makePair("unetsmall", 3, 4);
+  auto x = torch::randn({2, 3, 32, 32}) * 2 + 1;
+  auto y = torch::randint(0, 4, {2, 32, 32});
+  test::forwardBackward(*p.plain, x, y, true);
+  test::forwardBackward(*p.checkpointed, x, y, true);
+  auto plain_buffers = p.plain->named_buffers();
+  int checked = 0;
+  for (const auto& b : p.checkpointed->named_buffers()) {
+    EXPECT_TRUE(torch::allclose(b.value(), plain_buffers[b.key()], 1e-6, 1e-7)) << b.key();
+    if (b.key().find("num_batches_tracked") != std::string::npos) {
+      EXPECT_EQ(b.value().item<int64_t>(), 1) << b.key();
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 8);  // four blocks with BatchNorm, two units each
+}
+
+TEST(UNetCheckpoint, FirstBlockGetsGradientsWhenTheInputNeedsNone) {
+  auto p = makePair("unetsmall", 3, 4);
+  auto x = torch::randn({2, 3, 32, 32});
+  auto y = torch::randint(0, 4, {2, 32, 32});
+  auto plain = test::forwardBackward(*p.plain, x, y, false);
+  auto ck = test::forwardBackward(*p.checkpointed, x, y, false);
+  ASSERT_EQ(ck.grads.front().first, "conv1.EncodingBlock.1.weight");
+  ASSERT_TRUE(ck.grads.front().second.defined());
+  EXPECT_GT(ck.grads.front().second.abs().sum().item<double>(), 0.0);
+  test::expectSameGradients(ck, plain, 1e-5);
+}
+
+TEST(UNetCheckpoint, EvalAndNoGradForwardsAreThePlainOnes) {
+  auto p = makePair("unetsmall", 3, 4);
+  auto x = torch::randn({1, 3, 32, 32});
+  p.plain->eval();
+  p.checkpointed->eval();
+  torch::NoGradGuard no_grad;
+  EXPECT_TRUE(torch::equal(p.plain->forward(x), p.checkpointed->forward(x)));
+}
+
+TEST(UNetCheckpoint, MemoryPerSampleOfATrainingStepIsMoreThanTwiceLower) {
+  // The benchmark measures the real ratio at 256x256; here a small, fast guard.
+  BatchProbeOptions o;
+  o.model = "unetsmall";
+  o.sample_size = 64;
+  o.budget_mib = 1024;
+  o.confirm = false;
+  o.device = "cpu";
+  NullProgress progress;
+  const auto plain = probeMaxBatch(o, progress);
+  o.checkpoint = true;
+  const auto ck = probeMaxBatch(o, progress);
+  EXPECT_GT(plain.bytes_per_sample / ck.bytes_per_sample, 2.2)
+      << plain.bytes_per_sample << " against " << ck.bytes_per_sample;
+  EXPECT_GT(ck.max_batch, 2 * plain.max_batch);
+}
+
+}  // namespace
+}  // namespace geodl

@@ -1,0 +1,136 @@
+// The provider and geodl:estimatebatchsize inside an initialised (headless) QGIS.
+#include <gtest/gtest.h>
+
+#include <qgsapplication.h>
+#include <qgsprocessingalgorithm.h>
+#include <qgsprocessingcontext.h>
+#include <qgsprocessingfeedback.h>
+#include <qgsprocessingregistry.h>
+
+#include "core/device.h"
+#include "geodlprovider.h"
+
+namespace
+{
+
+// Keeps the errors the algorithm reports.
+class RecordingFeedback : public QgsProcessingFeedback
+{
+  public:
+    void reportError( const QString &error, bool fatalError = false ) override
+    {
+      errors << error;
+      QgsProcessingFeedback::reportError( error, fatalError );
+    }
+    QStringList errors;
+};
+
+QVariantMap smallProbe()
+{
+  QVariantMap p;
+  p.insert( QStringLiteral( "MODEL" ), 2 );  // checkpointed_unet
+  p.insert( QStringLiteral( "SAMPLE_SIZE" ), 32 );
+  p.insert( QStringLiteral( "BANDS" ), 3 );
+  p.insert( QStringLiteral( "CLASSES" ), 4 );
+  p.insert( QStringLiteral( "CHECKPOINT" ), false );
+  p.insert( QStringLiteral( "BUDGET_MIB" ), 96 );
+  p.insert( QStringLiteral( "DEVICE" ), 1 );  // cpu
+  p.insert( QStringLiteral( "THREADS" ), 2 );
+  return p;
+}
+
+class ProviderTest : public ::testing::Test
+{
+  protected:
+    static void SetUpTestSuite()
+    {
+      QgsApplication::processingRegistry()->addProvider( new GeoDLProvider() );
+    }
+    static const QgsProcessingAlgorithm *algorithm()
+    {
+      return QgsApplication::processingRegistry()->algorithmById( QStringLiteral( "geodl:estimatebatchsize" ) );
+    }
+};
+
+TEST_F( ProviderTest, ProviderAndAlgorithmAreRegistered )
+{
+  QgsProcessingProvider *provider = QgsApplication::processingRegistry()->providerById( QStringLiteral( "geodl" ) );
+  ASSERT_NE( provider, nullptr );
+  EXPECT_EQ( provider->name(), QStringLiteral( "GeoDL" ) );
+  const QgsProcessingAlgorithm *alg = algorithm();
+  ASSERT_NE( alg, nullptr );
+  EXPECT_EQ( alg->displayName(), QStringLiteral( "Estimate maximum batch size" ) );
+  EXPECT_TRUE( alg->flags() & QgsProcessingAlgorithm::FlagCanCancel );
+  EXPECT_FALSE( alg->shortHelpString().isEmpty() );
+  for ( const char *name : { "MODEL", "SAMPLE_SIZE", "BANDS", "CLASSES", "CHECKPOINT", "BUDGET_MIB" } )
+    EXPECT_NE( alg->parameterDefinition( QString( name ) ), nullptr ) << name;
+  EXPECT_NE( alg->outputDefinition( QStringLiteral( "MAX_BATCH" ) ), nullptr );
+}
+
+TEST_F( ProviderTest, RunsThroughTheRegistryWithProgress )
+{
+  std::unique_ptr<QgsProcessingAlgorithm> alg( QgsApplication::processingRegistry()->createAlgorithmById( QStringLiteral( "geodl:estimatebatchsize" ) ) );
+  ASSERT_TRUE( alg );
+  QgsProcessingContext context;
+  QgsProcessingFeedback feedback;
+  int progressUpdates = 0;
+  QObject::connect( &feedback, &QgsFeedback::progressChanged, [&]( double ) { ++progressUpdates; } );
+  bool ok = false;
+  const QVariantMap results = alg->run( smallProbe(), context, &feedback, &ok );
+  ASSERT_TRUE( ok );
+  const int maxBatch = results.value( QStringLiteral( "MAX_BATCH" ) ).toInt();
+  EXPECT_GE( maxBatch, 4 );
+  EXPECT_GT( results.value( QStringLiteral( "BYTES_PER_SAMPLE" ) ).toDouble(), 0.0 );
+  EXPECT_GT( progressUpdates, 2 );
+}
+
+TEST_F( ProviderTest, CancelStopsWithAProcessingError )
+{
+  std::unique_ptr<QgsProcessingAlgorithm> alg( QgsApplication::processingRegistry()->createAlgorithmById( QStringLiteral( "geodl:estimatebatchsize" ) ) );
+  QgsProcessingContext context;
+  RecordingFeedback feedback;
+  QObject::connect( &feedback, &QgsFeedback::progressChanged, [&]( double ) { feedback.cancel(); } );
+  bool ok = true;
+  alg->run( smallProbe(), context, &feedback, &ok );
+  EXPECT_FALSE( ok );
+  EXPECT_TRUE( feedback.errors.join( '\n' ).contains( QStringLiteral( "Cancelled" ) ) ) << feedback.errors.join( '\n' ).toStdString();
+}
+
+TEST_F( ProviderTest, BadParametersAreRefusedBeforeRunning )
+{
+  const QgsProcessingAlgorithm *alg = algorithm();
+  QgsProcessingContext context;
+  QVariantMap p = smallProbe();
+  p.insert( QStringLiteral( "BANDS" ), 0 );
+  QString message;
+  EXPECT_FALSE( alg->checkParameterValues( p, context, &message ) );
+  EXPECT_TRUE( message.contains( QStringLiteral( "bands" ), Qt::CaseInsensitive ) ) << message.toStdString();
+}
+
+TEST_F( ProviderTest, EngineErrorsBecomeProcessingErrorsNotCrashes )
+{
+  if ( geodl::cudaAvailable() )
+    GTEST_SKIP() << "a GPU is present: asking for cuda is no error here";
+  std::unique_ptr<QgsProcessingAlgorithm> alg( QgsApplication::processingRegistry()->createAlgorithmById( QStringLiteral( "geodl:estimatebatchsize" ) ) );
+  QgsProcessingContext context;
+  RecordingFeedback feedback;
+  QVariantMap p = smallProbe();
+  p.insert( QStringLiteral( "DEVICE" ), 2 );  // cuda
+  bool ok = true;
+  alg->run( p, context, &feedback, &ok );
+  EXPECT_FALSE( ok );
+  EXPECT_TRUE( feedback.errors.join( '\n' ).contains( QStringLiteral( "no CUDA GPU" ) ) ) << feedback.errors.join( '\n' ).toStdString();
+}
+
+} // namespace
+
+int main( int argc, char **argv )
+{
+  ::testing::InitGoogleTest( &argc, argv );
+  QgsApplication app( argc, argv, false );
+  QgsApplication::init();
+  QgsApplication::initQgis();
+  const int result = RUN_ALL_TESTS();
+  QgsApplication::exitQgis();
+  return result;
+}

@@ -1,0 +1,58 @@
+"""Runs inside the QGIS desktop (qgis.bin --code): checks GeoDL from there, saves a
+screenshot of the window with the Processing Toolbox filtered on GeoDL, and quits."""
+import json
+import os
+import traceback
+
+from qgis.PyQt.QtCore import QTimer
+from qgis.PyQt.QtWidgets import QApplication
+from qgis.core import QgsApplication
+from qgis.utils import iface
+
+RESULT = {}
+
+
+def finish():
+    with open(os.environ['GEODL_TEST_RESULT'], 'w') as f:
+        json.dump(RESULT, f)
+    iface.actionExit().trigger()
+
+
+def screenshot():
+    try:
+        QApplication.processEvents()
+        iface.mainWindow().grab().save(os.environ['GEODL_TEST_SCREENSHOT'])
+    except Exception:
+        RESULT['error'] = traceback.format_exc()
+    finish()
+
+
+def check():
+    try:
+        from qgis import utils
+        # QGIS loaded the library from GeoDL's own plugin folder.
+        with open('/proc/self/maps') as maps:
+            RESULT['plugin_loaded'] = any(line.rstrip().endswith('/libgeodlplugin.so')
+                                          for line in maps)
+        registry = QgsApplication.processingRegistry()
+        provider = registry.providerById('geodl')
+        RESULT['provider'] = provider is not None
+        RESULT['algorithm'] = registry.algorithmById('geodl:estimatebatchsize') is not None
+        if provider is not None:
+            RESULT['algorithms'] = [a.id() for a in provider.algorithms()]
+        import processing
+        out = processing.run('geodl:estimatebatchsize', {
+            'MODEL': 2, 'SAMPLE_SIZE': 32, 'BANDS': 3, 'CLASSES': 4, 'CHECKPOINT': False,
+            'BUDGET_MIB': 96, 'DEVICE': 1, 'THREADS': 2})
+        RESULT['max_batch'] = out['MAX_BATCH']
+        RESULT['bytes_per_sample'] = out['BYTES_PER_SAMPLE']
+        toolbox = utils.plugins['processing'].toolbox
+        toolbox.setVisible(True)
+        toolbox.searchBox.setText('geodl')
+    except Exception:
+        RESULT['error'] = traceback.format_exc()
+    # Let the window paint before grabbing it.
+    QTimer.singleShot(1500, screenshot)
+
+
+QTimer.singleShot(2000, check)

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# End to end in the real QGIS desktop: qgis.bin under Xvfb with a throw-away profile whose
+# settings enable the plugin and point at its folder; desktop_check.py runs inside QGIS,
+# writes its findings and a screenshot, and quits QGIS.
+# Usage: run_desktop_test.sh PLUGIN_DIR ARTIFACT_DIR
+set -euo pipefail
+plugin_dir=$(realpath "$1")
+artifacts=$(realpath -m "$2")
+here=$(dirname "$(realpath "$0")")
+mkdir -p "$artifacts"
+profiles=$(mktemp -d)
+trap 'rm -rf "$profiles"' EXIT
+mkdir -p "$profiles/profiles/default/QGIS"
+cat > "$profiles/profiles/default/QGIS/QGIS3.ini" <<INI
+[Plugins]
+searchPathsForPlugins=$plugin_dir
+libgeodlplugin=true
+
+[qgis]
+checkVersion=false
+showTips322=false
+INI
+export GEODL_TEST_RESULT="$artifacts/desktop_result.json"
+export GEODL_TEST_SCREENSHOT="$artifacts/qgis_desktop.png"
+rm -f "$GEODL_TEST_RESULT" "$GEODL_TEST_SCREENSHOT"
+status=0
+timeout 240 xvfb-run -a -s "-screen 0 1366x800x24" \
+  qgis.bin --noversioncheck --nologo --profiles-path "$profiles" --code "$here/desktop_check.py" \
+  > "$artifacts/qgis_desktop.log" 2>&1 || status=$?
+echo "qgis.bin exited with $status"
+if [ ! -f "$GEODL_TEST_RESULT" ]; then
+  echo "no result from inside QGIS; its log:"
+  tail -n 40 "$artifacts/qgis_desktop.log"
+  exit 1
+fi
+cat "$GEODL_TEST_RESULT"; echo
+/usr/bin/python3 - "$GEODL_TEST_RESULT" "$GEODL_TEST_SCREENSHOT" <<'PY'
+import json, os, sys
+result = json.load(open(sys.argv[1]))
+problems = []
+if result.get('error'):
+    problems.append('error inside QGIS: ' + result['error'])
+if not result.get('plugin_loaded'):
+    problems.append('QGIS did not load libgeodlplugin')
+if not result.get('provider'):
+    problems.append('provider geodl not registered')
+if not result.get('algorithm'):
+    problems.append('geodl:estimatebatchsize not registered')
+if not (isinstance(result.get('max_batch'), (int, float)) and result['max_batch'] >= 1):
+    problems.append('processing.run returned no max batch: %r' % result.get('max_batch'))
+if not (os.path.exists(sys.argv[2]) and os.path.getsize(sys.argv[2]) > 10000):
+    problems.append('no screenshot at ' + sys.argv[2])
+if problems:
+    print('\n'.join(problems))
+    sys.exit(1)
+print('QGIS desktop: plugin loaded, provider and algorithm registered, max_batch=%d; '
+      'screenshot %s' % (result['max_batch'], sys.argv[2]))
+PY
