@@ -3,7 +3,7 @@
 #include <QCoreApplication>
 #include <QIcon>
 
-#include <qgsprocessingexception.h>
+#include <qgsexception.h>
 #include <qgsprocessingfeedback.h>
 #include <qgsprocessingoutputs.h>
 #include <qgsprocessingparameters.h>

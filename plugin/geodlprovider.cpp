@@ -6,6 +6,17 @@
 #include "core/metadata.h"
 #include "geodlalgorithmestimatebatchsize.h"
 
+// The icons live in a static library: their resource must be registered explicitly.
+static void initGeoDLResources()
+{
+  Q_INIT_RESOURCE( geodl );
+}
+
+GeoDLProvider::GeoDLProvider()
+{
+  initGeoDLResources();
+}
+
 QString GeoDLProvider::id() const
 {
   return QStringLiteral( "geodl" );

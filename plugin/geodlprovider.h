@@ -6,6 +6,7 @@
 class GeoDLProvider : public QgsProcessingProvider
 {
   public:
+    GeoDLProvider();
     QString id() const override;
     QString name() const override;
     QString longName() const override;

@@ -29,6 +29,7 @@ def screenshot():
 
 def check():
     try:
+        iface.mainWindow().showMaximized()
         from qgis import utils
         # QGIS loaded the library from GeoDL's own plugin folder.
         with open('/proc/self/maps') as maps:

@@ -12,8 +12,10 @@ profiles=$(mktemp -d)
 trap 'rm -rf "$profiles"' EXIT
 mkdir -p "$profiles/profiles/default/QGIS"
 cat > "$profiles/profiles/default/QGIS/QGIS3.ini" <<INI
-[Plugins]
+[plugins]
 searchPathsForPlugins=$plugin_dir
+
+[Plugins]
 libgeodlplugin=true
 
 [qgis]
