@@ -1,8 +1,8 @@
 // Peak memory per sample, step time per sample and the largest batch under a memory
 // budget, for each model with and without gradient checkpointing, side by side.
-#include <CLI/CLI.hpp>
-
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -32,23 +32,41 @@ struct Row {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"GeoDL memory benchmark: plain against checkpointed training steps"};
   std::vector<std::string> models = {"unetsmall", "unet", "ternausnet"};
   int sample_size = 256, bands = 3, classes = 5, batch = 4, repeats = 2, threads = 0;
   double budget_mib = 4096;
   bool no_confirm = false;
   std::string device = "auto";
-  app.add_option("--models", models, "Models to measure")->capture_default_str();
-  app.add_option("--sample-size", sample_size)->capture_default_str();
-  app.add_option("--bands", bands)->capture_default_str();
-  app.add_option("--classes", classes)->capture_default_str();
-  app.add_option("--budget-mib", budget_mib)->capture_default_str();
-  app.add_option("--batch", batch, "Batch for the step-time measurement")->capture_default_str();
-  app.add_option("--repeats", repeats, "Timed steps per configuration")->capture_default_str();
-  app.add_option("--threads", threads, "CPU threads (0: all cores)")->capture_default_str();
-  app.add_option("--device", device)->capture_default_str();
-  app.add_flag("--no-confirm", no_confirm, "Do not run a step at the predicted max batch");
-  CLI11_PARSE(app, argc, argv);
+  // Plain argument parsing: this program needs nothing but LibTorch.
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "bench_memory: %s needs a value\n", arg.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (arg == "--models") {
+      models.clear();
+      while (i + 1 < argc && std::strncmp(argv[i + 1], "--", 2) != 0) models.push_back(argv[++i]);
+    } else if (arg == "--sample-size") sample_size = std::stoi(value());
+    else if (arg == "--bands") bands = std::stoi(value());
+    else if (arg == "--classes") classes = std::stoi(value());
+    else if (arg == "--budget-mib") budget_mib = std::stod(value());
+    else if (arg == "--batch") batch = std::stoi(value());
+    else if (arg == "--repeats") repeats = std::stoi(value());
+    else if (arg == "--threads") threads = std::stoi(value());
+    else if (arg == "--device") device = value();
+    else if (arg == "--no-confirm") no_confirm = true;
+    else {
+      std::fprintf(stderr,
+                   "usage: bench_memory [--models NAME...] [--sample-size N] [--bands N] "
+                   "[--classes N] [--budget-mib N] [--batch N] [--repeats N] [--threads N] "
+                   "[--device auto|cpu|cuda] [--no-confirm]\n");
+      return arg == "--help" ? 0 : 2;
+    }
+  }
 
   StderrProgress progress;
   std::vector<Row> rows;

@@ -15,5 +15,5 @@ echo " in Plugins > Manage and Install Plugins.)"
 echo
 "$prefix/bin/geodl" models
 echo
-echo "Memory benchmark (a few minutes on 2 cores):"
-build/benchmarks/bench_memory --models unetsmall unet ${GEODL_DEMO_ARGS:-}
+echo "Memory benchmark, GeoDL against PyTorch (about ten minutes on 2 cores):"
+benchmarks/run_memory_benchmark.sh build unetsmall unet

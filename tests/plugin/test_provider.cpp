@@ -8,6 +8,7 @@
 #include <qgsprocessingregistry.h>
 
 #include "core/device.h"
+#include "geodlplugin.h"
 #include "geodlprovider.h"
 
 namespace
@@ -37,6 +38,21 @@ QVariantMap smallProbe()
   p.insert( QStringLiteral( "DEVICE" ), 1 );  // cpu
   p.insert( QStringLiteral( "THREADS" ), 2 );
   return p;
+}
+
+// Declared before the fixture's tests, so it runs while no "geodl" provider exists yet.
+TEST( PluginTest, LoadingRegistersTheProviderAndUnloadingRemovesIt )
+{
+  QgsProcessingRegistry *registry = QgsApplication::processingRegistry();
+  ASSERT_EQ( registry->providerById( QStringLiteral( "geodl" ) ), nullptr );
+  GeoDLPlugin plugin( nullptr );
+  EXPECT_EQ( plugin.name(), QStringLiteral( "GeoDL" ) );
+  plugin.initGui();
+  ASSERT_NE( registry->providerById( QStringLiteral( "geodl" ) ), nullptr );
+  EXPECT_NE( registry->algorithmById( QStringLiteral( "geodl:estimatebatchsize" ) ), nullptr );
+  plugin.unload();
+  EXPECT_EQ( registry->providerById( QStringLiteral( "geodl" ) ), nullptr );
+  EXPECT_EQ( registry->algorithmById( QStringLiteral( "geodl:estimatebatchsize" ) ), nullptr );
 }
 
 class ProviderTest : public ::testing::Test
