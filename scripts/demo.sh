@@ -8,10 +8,12 @@ scripts/install-deps.sh
 scripts/build.sh
 prefix=${GEODL_PREFIX:-/usr/local}
 cmake --install build --prefix "$prefix"
+plugin_dir="$prefix/lib/geodl/qgis-plugins"
+# Point this user's QGIS profile at the plugin's own folder and enable GeoDL.
+/usr/bin/python3 scripts/register-qgis-plugin.py "$plugin_dir"
 echo
-echo "Installed: $prefix/bin/geodl and the QGIS plugin in $prefix/lib/geodl/qgis-plugins"
-echo "(QGIS: Settings > Options > System > Plugin paths, add that folder; then enable GeoDL"
-echo " in Plugins > Manage and Install Plugins.)"
+echo "Installed: $prefix/bin/geodl, and the QGIS plugin in $plugin_dir (start QGIS:"
+echo "the Processing Toolbox has a GeoDL group)."
 echo
 "$prefix/bin/geodl" models
 echo

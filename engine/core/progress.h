@@ -12,7 +12,7 @@ class Progress {
   virtual void report(double fraction, const std::string& message) = 0;
   virtual bool cancelled() const = 0;
   // A line for the log (the CLI prints it, QGIS shows it in the log panel).
-  virtual void log(const std::string& message) {}
+  virtual void log(const std::string& /*message*/) {}
 
   // Throws Cancelled when the user asked to stop.
   void checkCancelled() const;

@@ -10,13 +10,10 @@ here=$(dirname "$(realpath "$0")")
 mkdir -p "$artifacts"
 profiles=$(mktemp -d)
 trap 'rm -rf "$profiles"' EXIT
-mkdir -p "$profiles/profiles/default/QGIS"
-cat > "$profiles/profiles/default/QGIS/QGIS3.ini" <<INI
-[plugins]
-searchPathsForPlugins=$plugin_dir
-
-[Plugins]
-libgeodlplugin=true
+ini="$profiles/profiles/default/QGIS/QGIS3.ini"
+# The same registration scripts/demo.sh does for a user's profile.
+/usr/bin/python3 "$here/../../scripts/register-qgis-plugin.py" "$plugin_dir" "$ini"
+cat >> "$ini" <<INI
 
 [qgis]
 checkVersion=false
