@@ -127,13 +127,28 @@ BatchProbeResult probeMaxBatch(const BatchProbeOptions& options, Progress& progr
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     result.measurements.push_back({small[i], double(meter.peak()), seconds});
   }
-  const auto& m0 = result.measurements[0];
-  const auto& m1 = result.measurements[1];
-  result.bytes_per_sample = std::max(1.0, (m1.peak_bytes - m0.peak_bytes) / (m1.batch - m0.batch));
-  result.fixed_bytes = std::max(0.0, m0.peak_bytes - m0.batch * result.bytes_per_sample);
-  double room = double(budget) - result.fixed_bytes;
-  int predicted = room <= 0 ? 0 : int(std::floor(room / result.bytes_per_sample));
-  predicted = std::min(predicted, options.max_batch);
+  auto fit = [&](const StepMeasurement& a, const StepMeasurement& b) {
+    result.bytes_per_sample = std::max(1.0, (b.peak_bytes - a.peak_bytes) / (b.batch - a.batch));
+    result.fixed_bytes = std::max(0.0, a.peak_bytes - a.batch * result.bytes_per_sample);
+    const double room = double(budget) - result.fixed_bytes;
+    return std::min(options.max_batch, room <= 0 ? 0 : int(std::floor(room / result.bytes_per_sample)));
+  };
+  int predicted = fit(result.measurements[0], result.measurements[1]);
+  // Tiny batches can take other kernels than large ones (below some sizes LibTorch skips
+  // oneDNN): when the prediction is far above them, measure again at a quarter of it.
+  if (predicted >= 32) {
+    const int quarter = predicted / 4;
+    progress.checkCancelled();
+    progress.report(0.45, "measuring batch " + std::to_string(quarter));
+    meter.resetPeak();
+    const auto t0 = std::chrono::steady_clock::now();
+    runner.step(quarter);
+    synchronize(result.device);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    result.measurements.push_back({quarter, double(meter.peak()), seconds});
+    predicted = fit(result.measurements[1], result.measurements[2]);
+  }
   {
     std::ostringstream msg;
     msg << "per sample " << result.bytes_per_sample / kMiB << " MiB, fixed "
@@ -143,11 +158,16 @@ BatchProbeResult probeMaxBatch(const BatchProbeOptions& options, Progress& progr
   result.max_batch = predicted;
   if (!options.confirm || predicted < 1) return result;
 
-  // Confirm at the prediction with the budget enforced; step down on failure.
+  // Confirm at the prediction with the budget enforced. Small batches can take other
+  // kernels than large ones (oneDNN or not, other workspaces), so the line may be
+  // optimistic: a refused step still tells how much it needed at least (its peak so far
+  // plus the refused allocation), which gives a steeper line and a smaller batch.
   int batch = predicted;
-  for (int attempt = 0; attempt < 8 && batch >= 1; ++attempt) {
+  double slope = result.bytes_per_sample;
+  int lowest_refused = 0;  // 0: none refused yet
+  for (int attempt = 0; attempt < 16 && batch >= 1; ++attempt) {
     progress.checkCancelled();
-    progress.report(0.6 + 0.05 * attempt, "confirming batch " + std::to_string(batch));
+    progress.report(0.6 + 0.03 * attempt, "confirming batch " + std::to_string(batch));
     meter.resetPeak();
     meter.setBudget(budget);
     bool fits = true;
@@ -162,17 +182,31 @@ BatchProbeResult probeMaxBatch(const BatchProbeOptions& options, Progress& progr
       fits = false;
     }
     meter.setBudget(0);
+    const double needed_at_least = double(meter.peak()) + double(meter.lastRefusedBytes());
     if (fits && meter.isCuda() && double(meter.peak()) > double(budget)) fits = false;
     if (fits) {
       result.max_batch = batch;
       result.confirmed = true;
       progress.log("batch " + std::to_string(batch) + " fits");
-      break;
+      // Between this batch and the smallest refused one, halve the interval.
+      if (lowest_refused == 0 || lowest_refused - batch <= 1) break;
+      batch = (batch + lowest_refused) / 2;
+      continue;
     }
-    progress.log("batch " + std::to_string(batch) + " does not fit");
-    batch -= std::max(1, int(std::ceil(batch * 0.02)));
+    progress.log("batch " + std::to_string(batch) + " does not fit (needs more than " +
+                 std::to_string(int64_t(needed_at_least / kMiB)) + " MiB)");
+    lowest_refused = lowest_refused == 0 ? batch : std::min(lowest_refused, batch);
+    if (result.confirmed) {
+      batch = (result.max_batch + lowest_refused) / 2;
+      if (batch <= result.max_batch) break;
+      continue;
+    }
+    slope = std::max(slope * 1.01, (needed_at_least - result.fixed_bytes) / batch);
+    const int next = int(std::floor((double(budget) - result.fixed_bytes) / slope));
+    batch = std::min(batch - 1, next);
   }
   if (!result.confirmed) result.max_batch = std::max(0, batch);
+
   progress.report(1.0, "");
   return result;
 }

@@ -23,6 +23,7 @@ constexpr size_t kHeader = kAlignment;
 std::atomic<size_t> g_current{0};
 std::atomic<size_t> g_peak{0};
 std::atomic<size_t> g_budget{0};  // absolute, 0 = none
+std::atomic<size_t> g_refused{0};  // size of the last allocation the budget refused
 
 void updatePeak(size_t now) {
   size_t peak = g_peak.load(std::memory_order_relaxed);
@@ -39,6 +40,7 @@ class CountingCpuAllocator final : public c10::Allocator {
     const size_t budget = g_budget.load(std::memory_order_relaxed);
     if (budget != 0 && now > budget) {
       g_current.fetch_sub(nbytes, std::memory_order_relaxed);
+      g_refused.store(nbytes, std::memory_order_relaxed);
       std::ostringstream msg;
       msg << "out of memory: the CPU memory budget is exceeded: tried to allocate " << nbytes << " bytes with "
           << (now - nbytes) << " of " << budget << " already in use";
@@ -107,7 +109,10 @@ void MemoryMeter::start() {
 #endif
   baseline_ = g_current.load();
   g_peak.store(baseline_);
+  g_refused.store(0);
 }
+
+size_t MemoryMeter::lastRefusedBytes() const { return cuda_ ? 0 : g_refused.load(); }
 
 void MemoryMeter::resetPeak() {
 #ifdef GEODL_WITH_CUDA

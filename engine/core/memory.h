@@ -23,6 +23,8 @@ class MemoryMeter {
   // the caller). 0 removes the budget.
   void setBudget(size_t bytes);
   bool isCuda() const { return cuda_; }
+  // Size of the last allocation the CPU budget refused (0 if none since start()).
+  size_t lastRefusedBytes() const;
 
  private:
   bool cuda_ = false;

@@ -25,7 +25,7 @@ TEST(BatchProbe, PredictionIsConfirmedAndTheNextBatchesDoNotFit) {
   const auto r = probeMaxBatch(o, progress);
   ASSERT_TRUE(r.confirmed);
   ASSERT_GE(r.max_batch, 2);
-  ASSERT_EQ(r.measurements.size(), 2u);
+  ASSERT_GE(r.measurements.size(), 2u);
   const double budget = o.budget_mib * 1024 * 1024;
   const auto at_max = measureTrainingStep(o, r.max_batch, 1, progress);
   EXPECT_LE(at_max.peak_bytes, budget);

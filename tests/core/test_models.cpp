@@ -76,7 +76,12 @@ INSTANTIATE_TEST_SUITE_P(
     Architectures, ModelShapes,
     ::testing::Values(ShapeCase{"unetsmall", 3, 5, 32, 32}, ShapeCase{"unetsmall", 1, 2, 30, 46},
                       ShapeCase{"unetsmall", 8, 11, 64, 40}, ShapeCase{"unet", 4, 3, 32, 48},
-                      ShapeCase{"ternausnet", 3, 4, 32, 32}, ShapeCase{"ternausnet", 5, 2, 64, 32}));
+                      ShapeCase{"ternausnet", 3, 4, 32, 32}, ShapeCase{"ternausnet", 5, 2, 64, 32}),
+    [](const ::testing::TestParamInfo<ShapeCase>& info) {
+      const auto& c = info.param;
+      return c.model + "_" + std::to_string(c.bands) + "bands_" + std::to_string(c.height) + "x" +
+             std::to_string(c.width);
+    });
 
 // The C++ UNets against geo-deep-learning's PyTorch code: same state-dict names and
 // shapes, same outputs from the same weights, in eval and training mode.

@@ -53,7 +53,11 @@ TEST_P(UNetCheckpoint, GradientsOfEveryParameterAndTheInputEqualThePlainModel) {
 // 32x32: every level halves exactly; 30x42: maxpool floors, skips and output are resized.
 INSTANTIATE_TEST_SUITE_P(Sizes, UNetCheckpoint,
                          ::testing::Values(Case{"unetsmall", 32, 32}, Case{"unetsmall", 30, 42},
-                                           Case{"unet", 32, 48}));
+                                           Case{"unet", 32, 48}),
+                         [](const ::testing::TestParamInfo<Case>& info) {
+                           return info.param.model + "_" + std::to_string(info.param.height) +
+                                  "x" + std::to_string(info.param.width);
+                         });
 
 TEST(UNetCheckpoint, DropoutDrawsTheSameMaskWhenRecomputed) {
   auto p = makePair("unetsmall", 3, 4, /*dropout=*/true);
