@@ -4,6 +4,7 @@
 #include <QIcon>
 
 #include "core/metadata.h"
+#include "geodlalgorithmcreatesamples.h"
 #include "geodlalgorithmestimatebatchsize.h"
 
 // The icons live in a static library: their resource must be registered explicitly.
@@ -49,5 +50,6 @@ QString GeoDLProvider::versionInfo() const
 
 void GeoDLProvider::loadAlgorithms()
 {
+  addAlgorithm( new GeoDLCreateSamplesAlgorithm() );
   addAlgorithm( new GeoDLEstimateBatchSizeAlgorithm() );
 }

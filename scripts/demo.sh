@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Quick start, first command: installs what is missing, builds, installs the `geodl` tool
-# and the QGIS plugin, and runs the main job on built-in data. For now the main job is the
-# memory benchmark: plain against checkpointed training steps at 256x256.
+# and the QGIS plugin, and runs the main job on built-in data: the synthetic scenes are
+# generated and cut into training samples, then the memory benchmark compares plain and
+# checkpointed training steps at 256x256 (training and classification come next).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -16,6 +17,11 @@ echo "Installed: $prefix/bin/geodl, and the QGIS plugin in $plugin_dir (start QG
 echo "the Processing Toolbox has a GeoDL group)."
 echo
 "$prefix/bin/geodl" models
+echo
+demo=${GEODL_DEMO_DIR:-$PWD/build/demo}
+echo "Built-in scenes in $demo, then training samples from them:"
+"$prefix/bin/geodl" make-scene "$demo"
+"$prefix/bin/geodl" samples "$demo/config.yaml"
 echo
 echo "Memory benchmark, GeoDL against PyTorch (about ten minutes on 2 cores):"
 benchmarks/run_memory_benchmark.sh build unetsmall unet

@@ -13,8 +13,8 @@ packages=(
   libgdal-dev libproj-dev libhdf5-dev
   # command line, config, tests, benchmarks
   libcli11-dev libyaml-cpp-dev nlohmann-json3-dev libgtest-dev libbenchmark-dev
-  # headless desktop tests; PyTorch for the reference scripts
-  xvfb xauth python3-torch
+  # headless desktop tests; PyTorch and h5py for the reference scripts
+  xvfb xauth python3-torch python3-h5py
 )
 missing=()
 for p in "${packages[@]}"; do

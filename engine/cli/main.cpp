@@ -3,15 +3,19 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <sstream>
 
+#include "app/create_samples.h"
+#include "cli/config.h"
 #include "cli/progress_bar.h"
 #include "core/batch_probe.h"
 #include "core/errors.h"
 #include "core/metadata.h"
 #include "core/model_spec.h"
+#include "io/synthetic_scene.h"
 
 namespace {
 
@@ -55,6 +59,62 @@ int runBatchSize(const geodl::BatchProbeOptions& options, bool quiet) {
   return kOk;
 }
 
+// Command-line values that override config keys (unset: the config's value stays).
+struct SampleOverrides {
+  std::string data_path, prep_csv_file, footprint;
+  int samples_size = 0, samples_dist = 0, num_classes = -1, number_of_bands = -1;
+  double min_annotated_percent = -1;
+  std::vector<std::string> ignore_values;
+  int rank = 0, world_size = 1;
+};
+
+int runSamples(const std::string& config_path, const SampleOverrides& over, bool quiet) {
+  const YAML::Node config = geodl::cli::loadConfig(config_path);
+  for (const auto& key : geodl::cli::unknownKeys(config))
+    std::cerr << "geodl: warning: unknown config key '" << key << "' is ignored" << std::endl;
+  YAML::Node patched = YAML::Clone(config);
+  if (!over.data_path.empty()) patched["global"]["data_path"] = over.data_path;
+  if (!over.prep_csv_file.empty()) patched["sample"]["prep_csv_file"] = over.prep_csv_file;
+  if (over.samples_size > 0) patched["global"]["samples_size"] = over.samples_size;
+  if (over.samples_dist > 0) patched["sample"]["samples_dist"] = over.samples_dist;
+  if (over.num_classes >= 0) patched["global"]["num_classes"] = over.num_classes;
+  if (over.number_of_bands >= 0) patched["global"]["number_of_bands"] = over.number_of_bands;
+  if (over.min_annotated_percent >= 0)
+    patched["sample"]["min_annotated_percent"] = over.min_annotated_percent;
+  geodl::SampleOptions options = geodl::cli::sampleOptionsFromConfig(patched, config_path);
+  // Paths given on the command line are relative to the current folder, not the config's.
+  if (!over.data_path.empty())
+    options.output_folder = (std::filesystem::absolute(over.data_path) / "samples").string();
+  if (!over.ignore_values.empty()) options.ignored_values = over.ignore_values;
+  if (!over.footprint.empty()) options.footprint_path = over.footprint;
+  options.rank = over.rank;
+  options.world_size = over.world_size;
+
+  geodl::cli::ProgressBar progress(quiet);
+  const auto result = geodl::createSamples(options, progress);
+  progress.report(1.0, "done");
+  for (const auto& w : result.warnings) std::cerr << "geodl: warning: " << w << std::endl;
+  std::cout << "windows considered: " << result.windows << "\n";
+  std::cout << "classes:";
+  for (size_t i = 0; i < result.class_ids.size(); ++i)
+    std::cout << " " << result.class_ids[i] << "=" << result.class_names[i];
+  std::cout << "\n" << std::setprecision(4);
+  std::cout << "band mean:";
+  for (double m : result.band_mean) std::cout << " " << m;
+  std::cout << "\nband std:";
+  for (double m : result.band_std) std::cout << " " << m;
+  std::cout << "\n";
+  for (const auto& split : result.splits) {
+    std::cout << split.split << ": " << split.samples << " samples in " << split.path
+              << "\n  class pixels:";
+    for (size_t i = 0; i < split.class_pixels.size(); ++i)
+      std::cout << " " << result.class_ids[i] << ":" << split.class_pixels[i];
+    std::cout << "\n";
+  }
+  std::cout << "footprints: " << result.footprint_path << std::endl;
+  return kOk;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -92,6 +152,46 @@ int main(int argc, char** argv) {
   batch->add_flag("--no-confirm", no_confirm,
                   "Predict from two small batches without running a step at the prediction");
 
+  std::string config_path;
+  SampleOverrides over;
+  auto* samples = app.add_subcommand(
+      "samples", "Create training samples from imagery and vector ground truth (geo-deep-learning "
+                 "config)");
+  samples->add_option("config", config_path, "geo-deep-learning config.yaml")->required();
+  samples->add_option("--data-path", over.data_path, "global.data_path (stores go to DATA_PATH/samples)");
+  samples->add_option("--prep-csv-file", over.prep_csv_file, "sample.prep_csv_file");
+  samples->add_option("--samples-size", over.samples_size, "global.samples_size")
+      ->check(CLI::Range(8, 100000));
+  samples->add_option("--samples-dist", over.samples_dist, "sample.samples_dist")
+      ->check(CLI::Range(1, 100000));
+  samples->add_option("--num-classes", over.num_classes, "global.num_classes")
+      ->check(CLI::Range(1, 255));
+  samples->add_option("--number-of-bands", over.number_of_bands, "global.number_of_bands")
+      ->check(CLI::Range(1, 10000));
+  samples->add_option("--min-annotated-percent", over.min_annotated_percent,
+                      "sample.min_annotated_percent")
+      ->check(CLI::Range(0.0, 100.0));
+  samples->add_option("--ignore-values", over.ignore_values,
+                      "Class values whose pixels become the ignore index (255)")
+      ->delimiter(',');
+  samples->add_option("--footprint", over.footprint,
+                      "Footprint GeoPackage (default: DATA_PATH/samples/samples_footprint.gpkg)");
+  samples->add_option("--rank", over.rank, "This process's rank (data-parallel sampling)")
+      ->check(CLI::NonNegativeNumber);
+  samples->add_option("--world-size", over.world_size, "Number of processes sampling")
+      ->check(CLI::PositiveNumber);
+
+  std::string scene_folder;
+  int scene_size = 1024;
+  uint64_t scene_seed = 1;
+  auto* scene = app.add_subcommand(
+      "make-scene", "Write the built-in synthetic scenes (training and validation), their "
+                    "labels, prep CSV and config.yaml into a folder");
+  scene->add_option("folder", scene_folder, "Output folder")->required();
+  scene->add_option("--size", scene_size, "Pixels per side")->check(CLI::Range(64, 100000))
+      ->capture_default_str();
+  scene->add_option("--seed", scene_seed, "Random seed")->capture_default_str();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -101,6 +201,13 @@ int main(int argc, char** argv) {
   geodl::cli::installInterruptHandler();
   try {
     if (*models) return runModels();
+    if (*samples) return runSamples(config_path, over, quiet);
+    if (*scene) {
+      const std::string config = geodl::io::makeDemoDataset(scene_folder, scene_size, scene_seed);
+      std::cout << "scenes, labels, prep CSV and config written; run: geodl samples " << config
+                << std::endl;
+      return kOk;
+    }
     if (*batch) {
       probe.confirm = !no_confirm;
       geodl::modelSpecFromName(probe.model);  // unknown names fail before any work

@@ -7,7 +7,17 @@
 #include <qgsprocessingfeedback.h>
 #include <qgsprocessingregistry.h>
 
+#include <QDir>
+#include <QFileInfo>
+#include <QTemporaryDir>
+
+#include <qgsprocessingparameters.h>
+#include <qgsproject.h>
+#include <qgsvectorlayer.h>
+
 #include "core/device.h"
+#include "io/sample_store.h"
+#include "io/synthetic_scene.h"
 #include "geodlplugin.h"
 #include "geodlprovider.h"
 
@@ -136,6 +146,70 @@ TEST_F( ProviderTest, EngineErrorsBecomeProcessingErrorsNotCrashes )
   alg->run( p, context, &feedback, &ok );
   EXPECT_FALSE( ok );
   EXPECT_TRUE( feedback.errors.join( '\n' ).contains( QStringLiteral( "no CUDA GPU" ) ) ) << feedback.errors.join( '\n' ).toStdString();
+}
+
+TEST_F( ProviderTest, CreateSamplesFromSelectedFeaturesWithValidationBlocks )
+{
+  QTemporaryDir dir;
+  geodl::io::SceneOptions scene;
+  scene.size = 256;
+  const auto files = geodl::io::makeSyntheticScene( dir.path().toStdString(), "scene", scene );
+  auto *truth = new QgsVectorLayer( QString::fromStdString( files.labels ) + QStringLiteral( "|layername=labels" ),
+                                    QStringLiteral( "truth" ), QStringLiteral( "ogr" ) );
+  ASSERT_TRUE( truth->isValid() );
+  QgsProject::instance()->addMapLayer( truth );
+  truth->selectByExpression( QStringLiteral( "\"class\" IN ('building', 'water')" ) );
+  ASSERT_GT( truth->selectedFeatureCount(), 0 );
+
+  std::unique_ptr<QgsProcessingAlgorithm> alg( QgsApplication::processingRegistry()->createAlgorithmById( QStringLiteral( "geodl:createsamples" ) ) );
+  ASSERT_TRUE( alg );
+  QVariantMap p;
+  p.insert( QStringLiteral( "INPUT" ), QString::fromStdString( files.raster ) );
+  p.insert( QStringLiteral( "VECTOR" ), QVariant::fromValue( QgsProcessingFeatureSourceDefinition( truth->id(), true ) ) );
+  p.insert( QStringLiteral( "FIELD" ), QStringLiteral( "class" ) );
+  p.insert( QStringLiteral( "SPLIT" ), 1 );
+  p.insert( QStringLiteral( "VALIDATION_PERCENT" ), 25 );
+  p.insert( QStringLiteral( "SAMPLE_SIZE" ), 32 );
+  p.insert( QStringLiteral( "STRIDE" ), 32 );
+  p.insert( QStringLiteral( "OUTPUT_FOLDER" ), dir.filePath( QStringLiteral( "samples" ) ) );
+  p.insert( QStringLiteral( "FOOTPRINT" ), dir.filePath( QStringLiteral( "footprints.gpkg" ) ) );
+  QgsProcessingContext context;
+  context.setProject( QgsProject::instance() );
+  RecordingFeedback feedback;
+  bool ok = false;
+  const QVariantMap results = alg->run( p, context, &feedback, &ok );
+  ASSERT_TRUE( ok ) << feedback.errors.join( '\n' ).toStdString();
+  EXPECT_GT( results.value( QStringLiteral( "TRAINING_SAMPLES" ) ).toInt(), 0 );
+  EXPECT_GT( results.value( QStringLiteral( "VALIDATION_SAMPLES" ) ).toInt(), 0 );
+  EXPECT_TRUE( QFileInfo::exists( dir.filePath( QStringLiteral( "footprints.gpkg" ) ) ) );
+  // Only the selected classes made it into the class list.
+  const auto stored = geodl::io::readStoreMetadata( results.value( QStringLiteral( "TRAINING_STORE" ) ).toString().toStdString() );
+  EXPECT_EQ( stored.metadata.class_names, ( std::vector<std::string> {"background", "building", "water"} ) );
+  QgsProject::instance()->removeAllMapLayers();
+}
+
+TEST_F( ProviderTest, CreateSamplesRefusesAFieldTheLayerLacks )
+{
+  QTemporaryDir dir;
+  geodl::io::SceneOptions scene;
+  scene.size = 128;
+  const auto files = geodl::io::makeSyntheticScene( dir.path().toStdString(), "scene", scene );
+  std::unique_ptr<QgsProcessingAlgorithm> alg( QgsApplication::processingRegistry()->createAlgorithmById( QStringLiteral( "geodl:createsamples" ) ) );
+  QVariantMap p;
+  p.insert( QStringLiteral( "INPUT" ), QString::fromStdString( files.raster ) );
+  p.insert( QStringLiteral( "VECTOR" ), QString::fromStdString( files.labels ) );
+  p.insert( QStringLiteral( "FIELD" ), QStringLiteral( "landuse" ) );
+  p.insert( QStringLiteral( "SPLIT" ), 0 );
+  p.insert( QStringLiteral( "SAMPLE_SIZE" ), 32 );
+  p.insert( QStringLiteral( "STRIDE" ), 32 );
+  p.insert( QStringLiteral( "OUTPUT_FOLDER" ), dir.filePath( QStringLiteral( "samples" ) ) );
+  p.insert( QStringLiteral( "FOOTPRINT" ), dir.filePath( QStringLiteral( "footprints.gpkg" ) ) );
+  QgsProcessingContext context;
+  RecordingFeedback feedback;
+  bool ok = true;
+  alg->run( p, context, &feedback, &ok );
+  EXPECT_FALSE( ok );
+  EXPECT_FALSE( QFileInfo::exists( dir.filePath( QStringLiteral( "samples/trn_samples.hdf5" ) ) ) );
 }
 
 } // namespace

@@ -1,0 +1,60 @@
+#include "io/gdal_util.h"
+
+#include <cpl_error.h>
+
+#include <mutex>
+#include <sstream>
+
+#include "core/errors.h"
+
+namespace geodl::io {
+
+void initGdal() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    GDALAllRegister();
+    // Windowed reads go through GDAL's block cache; 256 MB keeps a strip of windows of
+    // any raster without letting the cache grow with the raster.
+    if (GDALGetCacheMax64() > (int64_t(256) << 20)) GDALSetCacheMax64(int64_t(256) << 20);
+  });
+}
+
+std::string gdalMessage(const std::string& what) {
+  const char* last = CPLGetLastErrorMsg();
+  if (last && *last) return what + ": " + last;
+  return what;
+}
+
+Dataset openRaster(const std::string& path) {
+  initGdal();
+  CPLErrorReset();
+  auto* ds = static_cast<GDALDataset*>(
+      GDALOpenEx(path.c_str(), GDAL_OF_RASTER | GDAL_OF_READONLY, nullptr, nullptr, nullptr));
+  if (!ds) throw IoError(gdalMessage("cannot open the raster '" + path + "'"));
+  return Dataset(ds);
+}
+
+Dataset openVector(const std::string& path) {
+  initGdal();
+  CPLErrorReset();
+  auto* ds = static_cast<GDALDataset*>(
+      GDALOpenEx(path.c_str(), GDAL_OF_VECTOR | GDAL_OF_READONLY, nullptr, nullptr, nullptr));
+  if (!ds) throw IoError(gdalMessage("cannot open the vector file '" + path + "'"));
+  return Dataset(ds);
+}
+
+std::unique_ptr<OGRSpatialReference> gisSrs(const OGRSpatialReference* srs) {
+  if (!srs) return nullptr;
+  auto copy = std::make_unique<OGRSpatialReference>(*srs);
+  copy->SetAxisMappingStrategy(OAMS_TRADITIONAL_GIS_ORDER);
+  return copy;
+}
+
+std::string formatExtent(const OGREnvelope& e) {
+  std::ostringstream s;
+  s.precision(12);
+  s << "(" << e.MinX << ", " << e.MinY << ") - (" << e.MaxX << ", " << e.MaxY << ")";
+  return s.str();
+}
+
+}  // namespace geodl::io

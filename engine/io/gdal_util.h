@@ -1,0 +1,35 @@
+// GDAL plumbing shared by the io layer: registration, error messages, handles.
+#pragma once
+
+#include <gdal_priv.h>
+#include <ogrsf_frmts.h>
+
+#include <memory>
+#include <string>
+
+namespace geodl::io {
+
+// Registers GDAL's drivers once and bounds its block cache, so that windowed reads of a
+// raster of any size use a fixed amount of memory.
+void initGdal();
+
+// `what`, followed by GDAL's last error message when there is one.
+std::string gdalMessage(const std::string& what);
+
+struct DatasetCloser {
+  void operator()(GDALDataset* ds) const { GDALClose(ds); }
+};
+using Dataset = std::unique_ptr<GDALDataset, DatasetCloser>;
+
+// Opens a raster (readonly); throws IoError naming the file.
+Dataset openRaster(const std::string& path);
+// Opens a vector dataset (readonly); throws IoError naming the file.
+Dataset openVector(const std::string& path);
+
+// A spatial reference with x/y in the traditional GIS order (easting, northing).
+std::unique_ptr<OGRSpatialReference> gisSrs(const OGRSpatialReference* srs);
+
+// "(minx, miny) - (maxx, maxy)"
+std::string formatExtent(const OGREnvelope& e);
+
+}  // namespace geodl::io

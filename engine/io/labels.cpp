@@ -1,0 +1,250 @@
+#include "io/labels.h"
+
+#include <gdal_alg.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "core/errors.h"
+#include "io/gdal_util.h"
+
+namespace geodl::io {
+
+std::string ClassTable::nameOf(int id) const {
+  for (size_t i = 0; i < ids.size(); ++i)
+    if (ids[i] == id) return names[i];
+  return std::to_string(id);
+}
+
+namespace {
+
+struct Shape {
+  std::unique_ptr<OGRGeometry> geometry;
+  OGREnvelope envelope;
+  double burn = 0;
+  GIntBig fid = 0;
+};
+
+OGRLayer* openLayer(GDALDataset& ds, const LabelSource& source) {
+  OGRLayer* layer = source.layer.empty() ? ds.GetLayer(0) : ds.GetLayerByName(source.layer.c_str());
+  if (!layer) {
+    if (source.layer.empty()) throw InputError("the vector file '" + source.path + "' has no layer");
+    std::string names;
+    for (int i = 0; i < ds.GetLayerCount(); ++i)
+      names += std::string(i ? ", " : "") + ds.GetLayer(i)->GetName();
+    throw InputError("the vector file '" + source.path + "' has no layer '" + source.layer +
+                     "'; its layers: " + names);
+  }
+  return layer;
+}
+
+int fieldIndex(OGRLayer& layer, const LabelSource& source) {
+  OGRFeatureDefn* defn = layer.GetLayerDefn();
+  const int index = defn->GetFieldIndex(source.field.c_str());
+  if (index < 0) {
+    std::string names;
+    for (int i = 0; i < defn->GetFieldCount(); ++i)
+      names += std::string(i ? ", " : "") + defn->GetFieldDefn(i)->GetNameRef();
+    throw InputError("the vector layer '" + std::string(layer.GetName()) + "' of '" + source.path +
+                     "' has no field '" + source.field + "'; its fields: " +
+                     (names.empty() ? "(none)" : names));
+  }
+  return index;
+}
+
+bool isStringField(OGRLayer& layer, int index) {
+  const OGRFieldType t = layer.GetLayerDefn()->GetFieldDefn(index)->GetType();
+  return t != OFTInteger && t != OFTInteger64 && t != OFTReal;
+}
+
+}  // namespace
+
+std::vector<std::string> LabelRasterizer::stringValues(const LabelSource& source) {
+  Dataset ds = openVector(source.path);
+  OGRLayer* layer = openLayer(*ds, source);
+  const int index = fieldIndex(*layer, source);
+  std::set<std::string> values;
+  if (!isStringField(*layer, index)) return {};
+  layer->ResetReading();
+  for (auto& feature : *layer) {
+    if (!feature->IsFieldSetAndNotNull(index)) continue;
+    const std::string v = feature->GetFieldAsString(index);
+    if (std::find(source.ignored_values.begin(), source.ignored_values.end(), v) ==
+        source.ignored_values.end())
+      values.insert(v);
+  }
+  return {values.begin(), values.end()};
+}
+
+struct LabelRasterizer::Impl {
+  std::vector<Shape> shapes;  // in burn order
+  std::array<double, 6> geotransform{};
+  Dataset window;             // MEM dataset reused for every window of the same size
+  int window_w = 0, window_h = 0;
+};
+
+LabelRasterizer::LabelRasterizer(const LabelSource& source, const RasterInfo& raster,
+                                 int ignore_index, const std::vector<std::string>& string_names)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->geotransform = raster.geotransform;
+  Dataset ds = openVector(source.path);
+  OGRLayer* layer = openLayer(*ds, source);
+  const int index = fieldIndex(*layer, source);
+  const bool strings = isStringField(*layer, index);
+  classes_.string_values = strings;
+
+  // CRSs: both must be known; the vector is reprojected when they differ.
+  if (raster.crs_wkt.empty())
+    throw InputError("the raster '" + raster.path + "' has no CRS; assign one (for example "
+                     "gdal_edit.py -a_srs EPSG:xxxx) so its labels can be placed");
+  const OGRSpatialReference* layer_srs = layer->GetSpatialRef();
+  if (!layer_srs)
+    throw InputError("the vector layer '" + std::string(layer->GetName()) + "' of '" +
+                     source.path + "' has no CRS; assign one (ogr2ogr -a_srs EPSG:xxxx)");
+  OGRSpatialReference raster_srs;
+  raster_srs.importFromWkt(raster.crs_wkt.c_str());
+  raster_srs.SetAxisMappingStrategy(OAMS_TRADITIONAL_GIS_ORDER);
+  auto vector_srs = gisSrs(layer_srs);
+  std::unique_ptr<OGRCoordinateTransformation> transform;
+  if (!vector_srs->IsSame(&raster_srs)) {
+    transform.reset(OGRCreateCoordinateTransformation(vector_srs.get(), &raster_srs));
+    if (!transform)
+      throw InputError(gdalMessage("cannot reproject '" + source.path + "' into the CRS of '" +
+                                   raster.path + "'"));
+  }
+
+  std::map<std::string, int> string_ids;
+  std::vector<std::string> names = string_names;
+  if (strings && names.empty()) names = stringValues(source);
+  for (size_t i = 0; i < names.size(); ++i) string_ids[names[i]] = int(i) + 1;
+
+  std::set<int> found = {0};
+  size_t features = 0;
+  layer->ResetReading();
+  for (auto& feature : *layer) {
+    ++features;
+    OGRGeometry* geometry = feature->GetGeometryRef();
+    if (!geometry || geometry->IsEmpty()) continue;
+    const auto type = wkbFlatten(geometry->getGeometryType());
+    if (type != wkbPolygon && type != wkbMultiPolygon && type != wkbCurvePolygon &&
+        type != wkbMultiSurface)
+      throw InputError("feature " + std::to_string(feature->GetFID()) + " of '" + source.path +
+                       "' is a " + OGRGeometryTypeToName(geometry->getGeometryType()) +
+                       "; ground truth must be polygons or multipolygons");
+    if (!feature->IsFieldSetAndNotNull(index)) continue;  // no class: background
+    const std::string text = feature->GetFieldAsString(index);
+    int id;
+    if (std::find(source.ignored_values.begin(), source.ignored_values.end(), text) !=
+        source.ignored_values.end()) {
+      id = ignore_index;
+    } else if (strings) {
+      auto it = string_ids.find(text);
+      if (it == string_ids.end())
+        throw InputError("the class '" + text + "' of '" + source.path +
+                         "' is not in the class list: " + [&] {
+                           std::string all;
+                           for (auto& n : names) all += (all.empty() ? "" : ", ") + n;
+                           return all;
+                         }());
+      id = it->second;
+    } else {
+      const GIntBig value = feature->GetFieldAsInteger64(index);
+      if (value < 0 || value > 254 || value == ignore_index)
+        throw InputError("feature " + std::to_string(feature->GetFID()) + " of '" + source.path +
+                         "' has class " + std::to_string(value) + " in field '" + source.field +
+                         "'; class ids go from 0 to 254 (declare it ignored if it marks pixels "
+                         "to leave out)");
+      id = int(value);
+    }
+    if (id != ignore_index) found.insert(id);
+    Shape shape;
+    shape.geometry.reset(geometry->clone());
+    if (transform && shape.geometry->transform(transform.get()) != OGRERR_NONE)
+      throw InputError(gdalMessage("feature " + std::to_string(feature->GetFID()) + " of '" +
+                                   source.path + "' cannot be reprojected into the raster's CRS"));
+    shape.geometry->getEnvelope(&shape.envelope);
+    shape.burn = id;
+    shape.fid = feature->GetFID();
+    impl_->shapes.push_back(std::move(shape));
+  }
+  if (features == 0 || impl_->shapes.empty())
+    throw InputError("the vector layer '" + std::string(layer->GetName()) + "' of '" +
+                     source.path + "' has no polygon with a class in '" + source.field + "'");
+
+  // Overlap check, in the raster's CRS.
+  const auto& gt = raster.geotransform;
+  OGREnvelope raster_extent;
+  raster_extent.MinX = std::min(gt[0], gt[0] + gt[1] * raster.width + gt[2] * raster.height);
+  raster_extent.MaxX = std::max(gt[0], gt[0] + gt[1] * raster.width + gt[2] * raster.height);
+  raster_extent.MinY = std::min(gt[3], gt[3] + gt[4] * raster.width + gt[5] * raster.height);
+  raster_extent.MaxY = std::max(gt[3], gt[3] + gt[4] * raster.width + gt[5] * raster.height);
+  OGREnvelope vector_extent;
+  for (const auto& s : impl_->shapes) vector_extent.Merge(s.envelope);
+  if (!vector_extent.Intersects(raster_extent))
+    throw InputError("the polygons of '" + source.path + "' and the raster '" + raster.path +
+                     "' do not overlap: in the raster's CRS the polygons cover " +
+                     formatExtent(vector_extent) + " and the raster " +
+                     formatExtent(raster_extent));
+
+  // Burn order: ascending class id, then feature id; the last burned wins.
+  std::stable_sort(impl_->shapes.begin(), impl_->shapes.end(), [](const Shape& a, const Shape& b) {
+    return a.burn != b.burn ? a.burn < b.burn : a.fid < b.fid;
+  });
+  for (int id : found) {
+    classes_.ids.push_back(id);
+    if (id == 0)
+      classes_.names.push_back("background");
+    else if (strings)
+      classes_.names.push_back(names.at(size_t(id - 1)));
+    else
+      classes_.names.push_back(std::to_string(id));
+  }
+}
+
+LabelRasterizer::~LabelRasterizer() = default;
+
+void LabelRasterizer::rasterize(int x, int y, int w, int h, std::vector<uint8_t>& labels) const {
+  labels.assign(size_t(w) * h, 0);
+  const auto& g = impl_->geotransform;
+  // The window's extent, to pick the polygons that can touch it.
+  OGREnvelope window;
+  for (int cx : {x, x + w}) {
+    for (int cy : {y, y + h}) {
+      OGREnvelope corner;
+      corner.MinX = corner.MaxX = g[0] + cx * g[1] + cy * g[2];
+      corner.MinY = corner.MaxY = g[3] + cx * g[4] + cy * g[5];
+      window.Merge(corner);
+    }
+  }
+  std::vector<OGRGeometryH> geometries;
+  std::vector<double> burns;
+  for (const auto& s : impl_->shapes) {
+    if (!s.envelope.Intersects(window)) continue;
+    geometries.push_back(OGRGeometry::ToHandle(s.geometry.get()));
+    burns.push_back(s.burn);
+  }
+  if (geometries.empty()) return;
+  if (!impl_->window || impl_->window_w != w || impl_->window_h != h) {
+    GDALDriver* mem = GetGDALDriverManager()->GetDriverByName("MEM");
+    impl_->window.reset(mem->Create("", w, h, 1, GDT_Byte, nullptr));
+    impl_->window_w = w;
+    impl_->window_h = h;
+  }
+  GDALDataset* ds = impl_->window.get();
+  double gt[6] = {g[0] + x * g[1] + y * g[2], g[1], g[2], g[3] + x * g[4] + y * g[5], g[4], g[5]};
+  ds->SetGeoTransform(gt);
+  GDALRasterBand* band = ds->GetRasterBand(1);
+  band->Fill(0);
+  int band_list[1] = {1};
+  CPLErrorReset();
+  if (GDALRasterizeGeometries(GDALDataset::ToHandle(ds), 1, band_list, int(geometries.size()),
+                              geometries.data(), nullptr, nullptr, burns.data(), nullptr, nullptr,
+                              nullptr) != CE_None)
+    throw IoError(gdalMessage("rasterizing the labels failed"));
+  if (band->RasterIO(GF_Read, 0, 0, w, h, labels.data(), w, h, GDT_Byte, 0, 0, nullptr) != CE_None)
+    throw IoError(gdalMessage("reading rasterized labels failed"));
+}
+
+}  // namespace geodl::io

@@ -1,0 +1,95 @@
+#include "io/raster.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/errors.h"
+#include "io/gdal_util.h"
+
+namespace geodl::io {
+
+struct RasterReader::Impl {
+  Dataset ds;
+};
+
+RasterReader::RasterReader(const std::string& path) : impl_(std::make_unique<Impl>()) {
+  impl_->ds = openRaster(path);
+  GDALDataset* ds = impl_->ds.get();
+  info_.path = path;
+  info_.width = ds->GetRasterXSize();
+  info_.height = ds->GetRasterYSize();
+  info_.bands = ds->GetRasterCount();
+  if (info_.bands < 1) throw InputError("the raster '" + path + "' has no band");
+  if (ds->GetGeoTransform(info_.geotransform.data()) != CE_None)
+    info_.geotransform = {0, 1, 0, 0, 0, 1};
+  if (const OGRSpatialReference* srs = ds->GetSpatialRef()) {
+    char* wkt = nullptr;
+    const char* options[] = {"FORMAT=WKT2_2018", nullptr};
+    if (srs->exportToWkt(&wkt, options) == OGRERR_NONE && wkt) info_.crs_wkt = wkt;
+    CPLFree(wkt);
+  }
+  const GDALDataType type = ds->GetRasterBand(1)->GetRasterDataType();
+  info_.data_type = GDALGetDataTypeName(type);
+  switch (type) {
+    case GDT_Byte: case GDT_UInt16: case GDT_Int16: case GDT_UInt32: case GDT_Int32:
+    case GDT_Float32: case GDT_Float64: break;
+    default:
+      throw InputError("the raster '" + path + "' has pixels of type " + info_.data_type +
+                       "; use Byte, UInt16, Int16, UInt32, Int32, Float32 or Float64 "
+                       "(gdal_translate -ot converts)");
+  }
+  for (int b = 1; b <= info_.bands; ++b) {
+    GDALRasterBand* band = ds->GetRasterBand(b);
+    if (band->GetRasterDataType() != type)
+      throw InputError("the bands of '" + path + "' differ in data type (band 1 is " +
+                       info_.data_type + ", band " + std::to_string(b) + " is " +
+                       GDALGetDataTypeName(band->GetRasterDataType()) + ")");
+    int has = 0;
+    const double value = band->GetNoDataValue(&has);
+    info_.has_nodata.push_back(has != 0);
+    info_.nodata.push_back(has ? value : 0.0);
+  }
+}
+
+RasterReader::~RasterReader() = default;
+
+void RasterReader::read(int x, int y, int w, int h, std::vector<double>& values,
+                        std::vector<uint8_t>& valid) const {
+  const int bands = info_.bands;
+  values.assign(size_t(w) * h * bands, 0.0);
+  valid.assign(size_t(w) * h, 0);
+  // The part of the window inside the raster.
+  const int x0 = std::max(x, 0), y0 = std::max(y, 0);
+  const int x1 = std::min(x + w, info_.width), y1 = std::min(y + h, info_.height);
+  if (x1 <= x0 || y1 <= y0) return;
+  const int iw = x1 - x0, ih = y1 - y0;
+  double* first = values.data() + (size_t(y0 - y) * w + (x0 - x)) * bands;
+  // Pixel-interleaved straight into the window's buffer: pixel, line and band spacing.
+  const GSpacing pixel = GSpacing(bands) * sizeof(double);
+  const GSpacing line = GSpacing(w) * pixel;
+  CPLErrorReset();
+  if (impl_->ds->RasterIO(GF_Read, x0, y0, iw, ih, first, iw, ih, GDT_Float64, bands, nullptr,
+                          pixel, line, sizeof(double), nullptr) != CE_None)
+    throw IoError(gdalMessage("reading '" + info_.path + "' failed"));
+  bool any_nodata = false;
+  for (int b = 0; b < bands; ++b) any_nodata = any_nodata || info_.has_nodata[b];
+  for (int r = y0; r < y1; ++r) {
+    for (int c = x0; c < x1; ++c) {
+      const size_t p = size_t(r - y) * w + (c - x);
+      bool is_valid = true;
+      if (any_nodata) {
+        // Nodata when every band that declares a nodata value holds it (or is NaN).
+        bool all_nodata = true;
+        for (int b = 0; b < bands && all_nodata; ++b) {
+          const double v = values[p * bands + b];
+          all_nodata = info_.has_nodata[b] &&
+                       (v == info_.nodata[b] || (std::isnan(v) && std::isnan(info_.nodata[b])));
+        }
+        is_valid = !all_nodata;
+      }
+      valid[p] = is_valid ? 1 : 0;
+    }
+  }
+}
+
+}  // namespace geodl::io

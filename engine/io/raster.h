@@ -1,0 +1,47 @@
+// Windowed raster reading: any GDAL format and band count, nodata honoured.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace geodl::io {
+
+struct RasterInfo {
+  std::string path;
+  int width = 0;
+  int height = 0;
+  int bands = 0;
+  std::string data_type;  // GDAL's name of the first band's type: Byte, UInt16, Int16, Float32...
+  std::array<double, 6> geotransform{0, 1, 0, 0, 0, 1};
+  std::string crs_wkt;  // empty: no CRS
+  std::vector<bool> has_nodata;
+  std::vector<double> nodata;
+};
+
+class RasterReader {
+ public:
+  // Throws IoError when the file cannot be opened, InputError when its bands differ in type
+  // or its type is not one of Byte, UInt16, Int16, UInt32, Int32, Float32, Float64.
+  explicit RasterReader(const std::string& path);
+  ~RasterReader();
+  RasterReader(const RasterReader&) = delete;
+  RasterReader& operator=(const RasterReader&) = delete;
+
+  const RasterInfo& info() const { return info_; }
+
+  // Reads window [x, x+w) x [y, y+h) of every band, pixel-interleaved (h x w x bands), into
+  // `values`. The window may reach outside the raster: pixels there are 0. `valid` (h x w)
+  // is 1 where the pixel lies inside the raster and is not nodata in all of its bands.
+  void read(int x, int y, int w, int h, std::vector<double>& values,
+            std::vector<uint8_t>& valid) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  RasterInfo info_;
+};
+
+}  // namespace geodl::io

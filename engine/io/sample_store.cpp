@@ -1,0 +1,350 @@
+#include "io/sample_store.h"
+
+#include <hdf5.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <mutex>
+
+#include "core/errors.h"
+
+namespace geodl::io {
+
+namespace {
+
+void initHdf5() {
+  static std::once_flag once;
+  // Errors come back as return codes and become IoErrors; no printing to stderr.
+  std::call_once(once, [] { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); });
+}
+
+hid_t fileType(const std::string& data_type) {
+  if (data_type == "Byte") return H5T_STD_U8LE;
+  if (data_type == "UInt16") return H5T_STD_U16LE;
+  if (data_type == "Int16") return H5T_STD_I16LE;
+  if (data_type == "UInt32") return H5T_STD_U32LE;
+  if (data_type == "Int32") return H5T_STD_I32LE;
+  if (data_type == "Float32") return H5T_IEEE_F32LE;
+  if (data_type == "Float64") return H5T_IEEE_F64LE;
+  throw InputError("pixels of type " + data_type + " cannot be stored");
+}
+
+// An HDF5 identifier closed by the right function.
+class Id {
+ public:
+  Id() = default;
+  Id(hid_t id, herr_t (*close)(hid_t)) : id_(id), close_(close) {}
+  Id(Id&& o) noexcept : id_(o.id_), close_(o.close_) { o.id_ = -1; }
+  Id& operator=(Id&& o) noexcept {
+    reset();
+    id_ = o.id_;
+    close_ = o.close_;
+    o.id_ = -1;
+    return *this;
+  }
+  ~Id() { reset(); }
+  void reset() { close(); }
+  // Closes now and reports whether closing succeeded.
+  bool close() {
+    const herr_t status = id_ >= 0 && close_ ? close_(id_) : 0;
+    id_ = -1;
+    return status >= 0;
+  }
+  hid_t get() const { return id_; }
+  bool ok() const { return id_ >= 0; }
+
+ private:
+  hid_t id_ = -1;
+  herr_t (*close_)(hid_t) = nullptr;
+};
+
+void check(herr_t status, const std::string& what) {
+  if (status < 0) throw IoError(what);
+}
+
+Id createDataset(hid_t file, const char* name, hid_t type, std::vector<hsize_t> item_dims) {
+  std::vector<hsize_t> dims = {0}, max = {H5S_UNLIMITED}, chunk = {1};
+  for (hsize_t d : item_dims) {
+    dims.push_back(d);
+    max.push_back(d);
+    chunk.push_back(d);
+  }
+  // Small per-sample metadata rows are chunked by many samples at a time.
+  if (item_dims.size() <= 1) chunk[0] = 256;
+  Id space(H5Screate_simple(int(dims.size()), dims.data(), max.data()), H5Sclose);
+  Id dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+  H5Pset_chunk(dcpl.get(), int(chunk.size()), chunk.data());
+  Id ds(H5Dcreate2(file, name, type, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT), H5Dclose);
+  if (!ds.ok()) throw IoError(std::string("cannot create the dataset ") + name);
+  return ds;
+}
+
+// Writes `count` rows starting at row `at` of a dataset whose first dimension is the sample.
+void writeRows(hid_t ds, hsize_t at, const void* data, hid_t mem_type, const std::string& what) {
+  Id file_space(H5Dget_space(ds), H5Sclose);
+  const int rank = H5Sget_simple_extent_ndims(file_space.get());
+  std::vector<hsize_t> dims(rank), start(rank, 0), count(rank);
+  H5Sget_simple_extent_dims(file_space.get(), dims.data(), nullptr);
+  start[0] = at;
+  count = dims;
+  count[0] = 1;
+  check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(),
+                            nullptr),
+        what);
+  Id mem_space(H5Screate_simple(rank, count.data(), nullptr), H5Sclose);
+  check(H5Dwrite(ds, mem_type, mem_space.get(), file_space.get(), H5P_DEFAULT, data), what);
+}
+
+void setExtent(hid_t ds, hsize_t rows) {
+  Id space(H5Dget_space(ds), H5Sclose);
+  const int rank = H5Sget_simple_extent_ndims(space.get());
+  std::vector<hsize_t> dims(rank);
+  H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
+  dims[0] = rows;
+  check(H5Dset_extent(ds, dims.data()), "cannot resize a sample dataset");
+}
+
+template <typename T>
+void writeArrayAttribute(hid_t obj, const char* name, const std::vector<T>& values, hid_t file_type,
+                         hid_t mem_type) {
+  hsize_t n = values.size();
+  Id space(n ? H5Screate_simple(1, &n, nullptr) : H5Screate(H5S_NULL), H5Sclose);
+  Id attr(H5Acreate2(obj, name, file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  if (n) check(H5Awrite(attr.get(), mem_type, values.data()), std::string("attribute ") + name);
+}
+
+void writeIntAttribute(hid_t obj, const char* name, int64_t value) {
+  Id space(H5Screate(H5S_SCALAR), H5Sclose);
+  Id attr(H5Acreate2(obj, name, H5T_STD_I64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  check(H5Awrite(attr.get(), H5T_NATIVE_INT64, &value), std::string("attribute ") + name);
+}
+
+Id stringType() {
+  Id type(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(type.get(), H5T_VARIABLE);
+  H5Tset_cset(type.get(), H5T_CSET_UTF8);
+  return type;
+}
+
+void writeStringAttribute(hid_t obj, const char* name, const std::string& value) {
+  Id type = stringType();
+  Id space(H5Screate(H5S_SCALAR), H5Sclose);
+  Id attr(H5Acreate2(obj, name, type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  const char* p = value.c_str();
+  check(H5Awrite(attr.get(), type.get(), &p), std::string("attribute ") + name);
+}
+
+void writeStringsAttribute(hid_t obj, const char* name, const std::vector<std::string>& values) {
+  Id type = stringType();
+  hsize_t n = values.size();
+  Id space(n ? H5Screate_simple(1, &n, nullptr) : H5Screate(H5S_NULL), H5Sclose);
+  Id attr(H5Acreate2(obj, name, type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  std::vector<const char*> pointers;
+  for (const auto& v : values) pointers.push_back(v.c_str());
+  if (n) check(H5Awrite(attr.get(), type.get(), pointers.data()), std::string("attribute ") + name);
+}
+
+bool hasAttribute(hid_t obj, const char* name) { return H5Aexists(obj, name) > 0; }
+
+size_t attributeLength(hid_t attr) {
+  Id space(H5Aget_space(attr), H5Sclose);
+  const hssize_t n = H5Sget_simple_extent_npoints(space.get());
+  return n < 0 ? 0 : size_t(n);
+}
+
+template <typename T>
+std::vector<T> readArrayAttribute(hid_t obj, const char* name, hid_t mem_type) {
+  if (!hasAttribute(obj, name)) return {};
+  Id attr(H5Aopen(obj, name, H5P_DEFAULT), H5Aclose);
+  std::vector<T> values(attributeLength(attr.get()));
+  if (!values.empty()) H5Aread(attr.get(), mem_type, values.data());
+  return values;
+}
+
+int64_t readIntAttribute(hid_t obj, const char* name) {
+  auto v = readArrayAttribute<int64_t>(obj, name, H5T_NATIVE_INT64);
+  return v.empty() ? 0 : v[0];
+}
+
+std::vector<std::string> readStringsAttribute(hid_t obj, const char* name) {
+  if (!hasAttribute(obj, name)) return {};
+  Id attr(H5Aopen(obj, name, H5P_DEFAULT), H5Aclose);
+  Id type = stringType();
+  std::vector<char*> pointers(attributeLength(attr.get()));
+  if (pointers.empty()) return {};
+  H5Aread(attr.get(), type.get(), pointers.data());
+  std::vector<std::string> values(pointers.begin(), pointers.end());
+  Id space(H5Aget_space(attr.get()), H5Sclose);
+  H5Dvlen_reclaim(type.get(), space.get(), H5P_DEFAULT, pointers.data());
+  return values;
+}
+
+std::string readStringAttribute(hid_t obj, const char* name) {
+  auto v = readStringsAttribute(obj, name);
+  return v.empty() ? std::string() : v[0];
+}
+
+Id openStore(const std::string& path) {
+  initHdf5();
+  Id file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  if (!file.ok()) throw IoError("cannot open the sample store '" + path + "'");
+  if (H5Lexists(file.get(), "sat_img", H5P_DEFAULT) <= 0 ||
+      H5Lexists(file.get(), "map_img", H5P_DEFAULT) <= 0)
+    throw InputError("'" + path + "' is not a sample store: it has no sat_img and map_img");
+  return file;
+}
+
+}  // namespace
+
+struct SampleStoreWriter::Impl {
+  std::string temp_path;
+  Id file, sat, map, window, geotransform, source;
+  int64_t size = 0, capacity = 0;
+  bool committed = false;
+};
+
+SampleStoreWriter::SampleStoreWriter(const std::string& path, int sample_size, int bands,
+                                     const std::string& data_type)
+    : impl_(std::make_unique<Impl>()), path_(path) {
+  initHdf5();
+  impl_->temp_path = path + ".tmp-" + std::to_string(getpid());
+  impl_->file = Id(H5Fcreate(impl_->temp_path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
+                   H5Fclose);
+  if (!impl_->file.ok())
+    throw IoError("cannot create the sample store '" + path +
+                  "': check that its folder exists and can be written");
+  const hid_t f = impl_->file.get();
+  const hsize_t s = hsize_t(sample_size), b = hsize_t(bands);
+  impl_->sat = createDataset(f, "sat_img", fileType(data_type), {s, s, b});
+  impl_->map = createDataset(f, "map_img", H5T_STD_U8LE, {s, s});
+  impl_->window = createDataset(f, "sample_window", H5T_STD_I32LE, {4});
+  impl_->geotransform = createDataset(f, "sample_geotransform", H5T_IEEE_F64LE, {6});
+  impl_->source = createDataset(f, "sample_source", H5T_STD_I32LE, {});
+}
+
+SampleStoreWriter::~SampleStoreWriter() {
+  if (!impl_->committed) {
+    impl_->sat.reset();
+    impl_->map.reset();
+    impl_->window.reset();
+    impl_->geotransform.reset();
+    impl_->source.reset();
+    impl_->file.reset();
+    std::remove(impl_->temp_path.c_str());
+  }
+}
+
+int64_t SampleStoreWriter::size() const { return impl_->size; }
+
+void SampleStoreWriter::append(const std::vector<double>& image, const std::vector<uint8_t>& labels,
+                               const std::array<int, 4>& window,
+                               const std::array<double, 6>& geotransform, int source_index) {
+  auto& d = *impl_;
+  if (d.size == d.capacity) {
+    d.capacity = std::max<int64_t>(64, d.capacity * 2);
+    for (const Id* ds : {&d.sat, &d.map, &d.window, &d.geotransform, &d.source})
+      setExtent(ds->get(), hsize_t(d.capacity));
+  }
+  const std::string what = "writing to the sample store '" + path_ + "' failed (disk full?)";
+  writeRows(d.sat.get(), hsize_t(d.size), image.data(), H5T_NATIVE_DOUBLE, what);
+  writeRows(d.map.get(), hsize_t(d.size), labels.data(), H5T_NATIVE_UINT8, what);
+  writeRows(d.window.get(), hsize_t(d.size), window.data(), H5T_NATIVE_INT, what);
+  writeRows(d.geotransform.get(), hsize_t(d.size), geotransform.data(), H5T_NATIVE_DOUBLE, what);
+  writeRows(d.source.get(), hsize_t(d.size), &source_index, H5T_NATIVE_INT, what);
+  ++d.size;
+}
+
+void SampleStoreWriter::commit(const StoreMetadata& m) {
+  auto& d = *impl_;
+  for (const Id* ds : {&d.sat, &d.map, &d.window, &d.geotransform, &d.source})
+    setExtent(ds->get(), hsize_t(d.size));
+  const hid_t f = d.file.get();
+  writeStringAttribute(f, "geodl_version", m.engine_version);
+  writeStringAttribute(f, "split", m.split);
+  writeIntAttribute(f, "sample_size", m.sample_size);
+  writeIntAttribute(f, "bands", m.bands);
+  writeStringAttribute(f, "data_type", m.data_type);
+  writeIntAttribute(f, "num_classes", m.num_classes);
+  writeIntAttribute(f, "ignore_index", m.ignore_index);
+  writeArrayAttribute(f, "class_ids", m.class_ids, H5T_STD_I32LE, H5T_NATIVE_INT);
+  writeStringsAttribute(f, "class_names", m.class_names);
+  writeArrayAttribute(f, "class_pixel_counts", m.class_pixel_counts, H5T_STD_I64LE,
+                      H5T_NATIVE_INT64);
+  writeArrayAttribute(f, "band_mean", m.band_mean, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE);
+  writeArrayAttribute(f, "band_std", m.band_std, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE);
+  writeStringsAttribute(f, "sources", m.sources);
+  writeStringsAttribute(f, "source_crs_wkt", m.source_crs_wkt);
+  writeStringAttribute(f, "crs_wkt", m.crs_wkt);
+  d.sat.reset();
+  d.map.reset();
+  d.window.reset();
+  d.geotransform.reset();
+  d.source.reset();
+  if (!d.file.close()) throw IoError("closing the sample store '" + path_ + "' failed");
+  if (std::rename(d.temp_path.c_str(), path_.c_str()) != 0)
+    throw IoError("cannot move the finished sample store into place at '" + path_ + "'");
+  d.committed = true;
+}
+
+StoreContents readStoreMetadata(const std::string& path) {
+  Id file = openStore(path);
+  const hid_t f = file.get();
+  StoreContents c;
+  auto& m = c.metadata;
+  m.engine_version = readStringAttribute(f, "geodl_version");
+  m.split = readStringAttribute(f, "split");
+  m.sample_size = int(readIntAttribute(f, "sample_size"));
+  m.bands = int(readIntAttribute(f, "bands"));
+  m.data_type = readStringAttribute(f, "data_type");
+  m.num_classes = int(readIntAttribute(f, "num_classes"));
+  m.ignore_index = int(readIntAttribute(f, "ignore_index"));
+  m.class_ids = readArrayAttribute<int>(f, "class_ids", H5T_NATIVE_INT);
+  m.class_names = readStringsAttribute(f, "class_names");
+  m.class_pixel_counts = readArrayAttribute<int64_t>(f, "class_pixel_counts", H5T_NATIVE_INT64);
+  m.band_mean = readArrayAttribute<double>(f, "band_mean", H5T_NATIVE_DOUBLE);
+  m.band_std = readArrayAttribute<double>(f, "band_std", H5T_NATIVE_DOUBLE);
+  m.sources = readStringsAttribute(f, "sources");
+  m.source_crs_wkt = readStringsAttribute(f, "source_crs_wkt");
+  m.crs_wkt = readStringAttribute(f, "crs_wkt");
+  Id sat(H5Dopen2(f, "sat_img", H5P_DEFAULT), H5Dclose);
+  Id space(H5Dget_space(sat.get()), H5Sclose);
+  hsize_t dims[4] = {0, 0, 0, 0};
+  H5Sget_simple_extent_dims(space.get(), dims, nullptr);
+  c.samples = int64_t(dims[0]);
+  if (m.sample_size == 0) m.sample_size = int(dims[1]);  // a geo-deep-learning store
+  if (m.bands == 0) m.bands = int(dims[3]);
+  return c;
+}
+
+void readSample(const std::string& path, int64_t index, std::vector<double>& image,
+                std::vector<uint8_t>& labels) {
+  Id file = openStore(path);
+  Id sat(H5Dopen2(file.get(), "sat_img", H5P_DEFAULT), H5Dclose);
+  Id map(H5Dopen2(file.get(), "map_img", H5P_DEFAULT), H5Dclose);
+  auto readRow = [&](hid_t ds, void* out, hid_t mem_type, size_t& elements) {
+    Id space(H5Dget_space(ds), H5Sclose);
+    const int rank = H5Sget_simple_extent_ndims(space.get());
+    std::vector<hsize_t> dims(rank), start(rank, 0);
+    H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
+    if (index < 0 || hsize_t(index) >= dims[0])
+      throw InputError("sample " + std::to_string(index) + " is not in '" + path + "'");
+    start[0] = hsize_t(index);
+    dims[0] = 1;
+    elements = 1;
+    for (int i = 1; i < rank; ++i) elements *= dims[i];
+    if (!out) return;
+    H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, start.data(), nullptr, dims.data(), nullptr);
+    Id mem(H5Screate_simple(rank, dims.data(), nullptr), H5Sclose);
+    check(H5Dread(ds, mem_type, mem.get(), space.get(), H5P_DEFAULT, out),
+          "reading '" + path + "' failed");
+  };
+  size_t n = 0;
+  readRow(sat.get(), nullptr, H5T_NATIVE_DOUBLE, n);
+  image.resize(n);
+  readRow(sat.get(), image.data(), H5T_NATIVE_DOUBLE, n);
+  readRow(map.get(), nullptr, H5T_NATIVE_UINT8, n);
+  labels.resize(n);
+  readRow(map.get(), labels.data(), H5T_NATIVE_UINT8, n);
+}
+
+}  // namespace geodl::io

@@ -1,0 +1,68 @@
+// HDF5 sample stores in geo-deep-learning's layout: `sat_img` (N x S x S x B, the raster's
+// own data type) and `map_img` (N x S x S, uint8), plus GeoDL's metadata.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace geodl::io {
+
+// Everything a store says about its samples besides the pixels.
+struct StoreMetadata {
+  std::string engine_version;
+  std::string split;  // trn, val or tst
+  int sample_size = 0;
+  int bands = 0;
+  std::string data_type;  // GDAL name: Byte, UInt16, Int16, Float32...
+  int num_classes = 0;
+  int ignore_index = 255;
+  std::vector<int> class_ids;
+  std::vector<std::string> class_names;
+  std::vector<int64_t> class_pixel_counts;  // in this store, per class_ids entry
+  std::vector<double> band_mean;            // of the training samples' valid pixels
+  std::vector<double> band_std;
+  std::vector<std::string> sources;  // source rasters
+  std::vector<std::string> source_crs_wkt;
+  std::string crs_wkt;  // of the first source
+};
+
+// Writes one store under a temporary name; commit() renames it into place. Destroyed
+// without commit(), it removes the temporary file: nothing that looks complete is left.
+class SampleStoreWriter {
+ public:
+  // data_type: the GDAL name of the pixels' type (stored natively).
+  SampleStoreWriter(const std::string& path, int sample_size, int bands,
+                    const std::string& data_type);
+  ~SampleStoreWriter();
+  SampleStoreWriter(const SampleStoreWriter&) = delete;
+  SampleStoreWriter& operator=(const SampleStoreWriter&) = delete;
+
+  // image: S x S x B values (pixel-interleaved), labels: S x S; window: x, y, w, h in the
+  // source raster's pixels; geotransform: the sample's own.
+  void append(const std::vector<double>& image, const std::vector<uint8_t>& labels,
+              const std::array<int, 4>& window, const std::array<double, 6>& geotransform,
+              int source_index);
+  int64_t size() const;
+  void commit(const StoreMetadata& metadata);
+  const std::string& path() const { return path_; }
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  std::string path_;
+};
+
+// What a store holds, read back (for tests, training and `geodl info`).
+struct StoreContents {
+  StoreMetadata metadata;
+  int64_t samples = 0;
+};
+StoreContents readStoreMetadata(const std::string& path);
+// One sample's pixels (as double) and labels.
+void readSample(const std::string& path, int64_t index, std::vector<double>& image,
+                std::vector<uint8_t>& labels);
+
+}  // namespace geodl::io

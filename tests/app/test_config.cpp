@@ -1,0 +1,112 @@
+// geo-deep-learning's config.yaml and prep CSV.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "cli/config.h"
+#include "core/errors.h"
+#include "io/gis_fixtures.h"
+
+namespace geodl {
+namespace {
+
+const std::string kSeedConfig = std::string(GEODL_TEST_SOURCE_DIR) + "/app/data/gdl_seed_config.yaml";
+
+std::string write(const test::TempDir& dir, const std::string& name, const std::string& text) {
+  std::ofstream(dir.path(name)) << text;
+  return dir.path(name);
+}
+
+TEST(Config, TheSeedConfigParsesWithItsAnchorsAndMergeKeys) {
+  const YAML::Node config = cli::loadConfig(kSeedConfig);
+  EXPECT_EQ(config["global"]["samples_size"].as<int>(), 256);
+  EXPECT_EQ(config["global"]["model_name"].as<std::string>(), "unetsmall");
+  // unetsmall and checkpointed_unet take unet's settings through <<: *unet001.
+  for (const char* model : {"unet", "unetsmall", "checkpointed_unet"}) {
+    EXPECT_FALSE(config["models"][model]["dropout"].as<bool>()) << model;
+    EXPECT_DOUBLE_EQ(config["models"][model]["probability"].as<double>(), 0.2) << model;
+  }
+  EXPECT_FALSE(config["models"]["unetsmall"]["<<"]);
+  EXPECT_EQ(config["models"]["ternausnet"]["pretrained"].as<std::string>(), "./models/TernausNet.pt");
+  EXPECT_TRUE(cli::unknownKeys(config).empty());
+}
+
+TEST(Config, UnknownKeysAreNamed) {
+  test::TempDir dir;
+  const auto path = write(dir, "c.yaml",
+                          "global:\n  samples_size: 64\n  colour: red\nsample:\n  sampels_dist: 3\n"
+                          "tarining:\n  batch_size: 3\n");
+  EXPECT_EQ(cli::unknownKeys(cli::loadConfig(path)),
+            (std::vector<std::string>{"global.colour", "sample.sampels_dist", "tarining"}));
+}
+
+TEST(Config, InvalidYamlNamesTheLine) {
+  test::TempDir dir;
+  const auto path = write(dir, "bad.yaml", "global:\n  samples_size: 64\n  data_path: [oops\n");
+  try {
+    cli::loadConfig(path);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("is not valid YAML: line"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Config, SampleOptionsComeFromTheKeysWithPathsFromTheConfigFolder) {
+  test::TempDir dir;
+  write(dir, "prep.csv", "a.tif,b.gpkg,class,trn\n\n/abs/c.tif, d.gpkg , kind ,val\n");
+  const auto path = write(dir, "c.yaml",
+                          "global:\n  samples_size: 128\n  num_classes: 3\n  number_of_bands: 4\n"
+                          "  data_path: data\nsample:\n  prep_csv_file: prep.csv\n"
+                          "  samples_dist: 64\n  remove_background: True\n"
+                          "  min_annotated_percent: 5\n  mask_reference: true\n"
+                          "  ignore_values: [255, 9]\n");
+  const auto o = cli::sampleOptionsFromConfig(cli::loadConfig(path), path);
+  EXPECT_EQ(o.sample_size, 128);
+  EXPECT_EQ(o.stride, 64);
+  EXPECT_EQ(o.num_classes, 3);
+  EXPECT_EQ(o.bands, 4);
+  EXPECT_TRUE(o.remove_background);
+  EXPECT_TRUE(o.mask_reference);
+  EXPECT_FALSE(o.mask_input_image);
+  EXPECT_DOUBLE_EQ(o.min_annotated_percent, 5);
+  EXPECT_EQ(o.ignored_values, (std::vector<std::string>{"255", "9"}));
+  EXPECT_EQ(o.output_folder, dir.path("data/samples"));
+  ASSERT_EQ(o.sources.size(), 2u);
+  EXPECT_EQ(o.sources[0].raster, dir.path("a.tif"));
+  EXPECT_EQ(o.sources[0].vector, dir.path("b.gpkg"));
+  EXPECT_EQ(o.sources[1].raster, "/abs/c.tif");
+  EXPECT_EQ(o.sources[1].field, "kind");
+  EXPECT_EQ(o.sources[1].split, "val");
+}
+
+TEST(Config, MalformedCsvLinesAreNamed) {
+  test::TempDir dir;
+  const auto csv = write(dir, "prep.csv", "a.tif,b.gpkg,class,trn\na.tif,b.gpkg,trn\n");
+  try {
+    cli::readPrepCsv(csv);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("line 2 of"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("has 3 columns"), std::string::npos) << e.what();
+  }
+  const auto split = write(dir, "split.csv", "a.tif,b.gpkg,class,train\n");
+  EXPECT_THROW(cli::readPrepCsv(split), InputError);
+  const auto empty = write(dir, "empty.csv", "\n");
+  EXPECT_THROW(cli::readPrepCsv(empty), InputError);
+}
+
+TEST(Config, ABadValueNamesItsKey) {
+  test::TempDir dir;
+  write(dir, "prep.csv", "a.tif,b.gpkg,class,trn\n");
+  const auto path = write(dir, "c.yaml",
+                          "global:\n  samples_size: big\n  data_path: .\nsample:\n  prep_csv_file: prep.csv\n");
+  try {
+    cli::sampleOptionsFromConfig(cli::loadConfig(path), path);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("global.samples_size"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace geodl

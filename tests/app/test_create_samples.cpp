@@ -1,0 +1,235 @@
+// createSamples end to end on data the tests make, and on the real Massachusetts data.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "app/create_samples.h"
+#include "core/errors.h"
+#include "io/gis_fixtures.h"
+#include "io/gdal_util.h"
+#include "io/sample_store.h"
+
+namespace geodl {
+namespace {
+
+namespace fs = std::filesystem;
+using test::box;
+
+// A 70 x 50 raster (1 m pixels, corner (1000, 2000)), band b = 10 * (b + 1), and a
+// building (class 1) over columns 10..29, rows 10..19.
+struct Scene {
+  test::TempDir dir;
+  std::string raster, vector;
+  Scene(int width = 70, int height = 50, std::optional<double> nodata = std::nullopt) {
+    test::RasterSpec spec;
+    spec.width = width;
+    spec.height = height;
+    spec.bands = 3;
+    spec.nodata = nodata;
+    spec.value = [](int c, int, int b) { return c >= 60 ? 0.0 : 10.0 * (b + 1); };
+    raster = test::makeRaster(dir.path("scene.tif"), spec);
+    vector = test::makeVector(dir.path("truth.gpkg"), 32618, "class", OFTInteger,
+                              {{box(1010, 1980, 1030, 1990), "1"}});
+  }
+  SampleOptions options(int size = 32, int stride = 20) const {
+    SampleOptions o;
+    o.sources = {{raster, vector, "", "class", "trn"}};
+    o.output_folder = dir.path("samples");
+    o.sample_size = size;
+    o.stride = stride;
+    o.num_classes = 2;
+    o.bands = 3;
+    return o;
+  }
+};
+
+TEST(CreateSamples, WindowsCoverTheWholeRasterAndPaddingIsIgnored) {
+  Scene scene;
+  NullProgress progress;
+  const auto result = createSamples(scene.options(), progress);
+  // Columns 0, 20, 40 (40 + 32 reaches 70) and rows 0, 20 (20 + 32 reaches 50).
+  ASSERT_EQ(result.splits.size(), 1u);
+  EXPECT_EQ(result.splits[0].samples, 6);
+  EXPECT_EQ(result.windows, 6);
+  const auto store = scene.dir.path("samples/trn_samples.hdf5");
+  const auto contents = io::readStoreMetadata(store);
+  EXPECT_EQ(contents.samples, 6);
+  EXPECT_EQ(contents.metadata.sample_size, 32);
+  EXPECT_EQ(contents.metadata.bands, 3);
+  EXPECT_EQ(contents.metadata.data_type, "Byte");
+  EXPECT_EQ(contents.metadata.ignore_index, 255);
+  EXPECT_EQ(contents.metadata.class_ids, (std::vector<int>{0, 1}));
+  // The last window (40, 20) reaches 2 columns and 2 rows past the raster: ignored there.
+  std::vector<double> image;
+  std::vector<uint8_t> labels;
+  io::readSample(store, 5, image, labels);
+  ASSERT_EQ(labels.size(), 32u * 32u);
+  for (int r = 0; r < 32; ++r) {
+    for (int c = 0; c < 32; ++c) {
+      const bool outside = 40 + c >= 70 || 20 + r >= 50;
+      EXPECT_EQ(labels[size_t(r) * 32 + c] == 255, outside) << c << "," << r;
+      if (outside) EXPECT_EQ(image[(size_t(r) * 32 + c) * 3], 0.0);
+    }
+  }
+  // The building, exactly, in the first window.
+  io::readSample(store, 0, image, labels);
+  int64_t building = 0;
+  for (int r = 0; r < 32; ++r)
+    for (int c = 0; c < 32; ++c) {
+      const bool inside = c >= 10 && c < 30 && r >= 10 && r < 20;
+      EXPECT_EQ(labels[size_t(r) * 32 + c], inside ? 1 : 0);
+      building += inside;
+    }
+  EXPECT_EQ(image[0], 10.0);
+  EXPECT_EQ(image[1], 20.0);
+  EXPECT_EQ(image[2], 30.0);
+  // Pixel counts: the building appears once per window that covers it.
+  EXPECT_GT(result.splits[0].class_pixels[1], building - 1);
+  EXPECT_TRUE(fs::exists(result.footprint_path));
+}
+
+TEST(CreateSamples, NodataPixelsAreIgnoredAndStatisticsSkipThem) {
+  Scene scene(70, 50, 0.0);  // columns 60..69 are 0 in every band: nodata
+  NullProgress progress;
+  const auto result = createSamples(scene.options(), progress);
+  std::vector<double> image;
+  std::vector<uint8_t> labels;
+  io::readSample(scene.dir.path("samples/trn_samples.hdf5"), 2, image, labels);  // window (40, 0)
+  for (int c = 0; c < 30; ++c) EXPECT_EQ(labels[c] == 255, 40 + c >= 60) << c;
+  // Only valid pixels count: every band is constant there.
+  EXPECT_DOUBLE_EQ(result.band_mean[0], 10.0);
+  EXPECT_DOUBLE_EQ(result.band_mean[2], 30.0);
+  EXPECT_DOUBLE_EQ(result.band_std[1], 0.0);
+}
+
+TEST(CreateSamples, MinimumAnnotatedPercentAndBackgroundRemovalDropWindows) {
+  Scene scene;
+  NullProgress progress;
+  auto o = scene.options();
+  o.remove_background = true;  // only windows touching the building remain
+  auto result = createSamples(o, progress);
+  EXPECT_EQ(result.splits[0].samples, 2);  // (0, 0) and (20, 0)
+  o.remove_background = false;
+  o.min_annotated_percent = 19;  // (0,0): 200/1024 = 19.5 %; (20,0): 100/1024
+  result = createSamples(o, progress);
+  EXPECT_EQ(result.splits[0].samples, 1);
+}
+
+TEST(CreateSamples, ValidationBlocksNeverShareAWindow) {
+  Scene scene(200, 200);
+  NullProgress progress;
+  auto o = scene.options(16, 8);
+  o.split_mode = SplitMode::ValidationPercent;
+  o.validation_percent = 30;
+  o.seed = 5;
+  const auto result = createSamples(o, progress);
+  ASSERT_EQ(result.splits.size(), 2u);
+  // Blocks are 64 px: no training window overlaps a validation window.
+  io::initGdal();
+  io::Dataset footprints = io::openVector(result.footprint_path);
+  std::vector<std::pair<int, int>> trn, val;
+  for (auto& f : *footprints->GetLayer(0))
+    (std::string(f->GetFieldAsString("split")) == "trn" ? trn : val)
+        .emplace_back(f->GetFieldAsInteger("col"), f->GetFieldAsInteger("row"));
+  EXPECT_EQ(int64_t(trn.size()), result.splits[0].samples);
+  EXPECT_EQ(int64_t(val.size()), result.splits[1].samples);
+  EXPECT_GT(trn.size(), val.size());
+  EXPECT_GT(val.size(), 0u);
+  for (auto [tx, ty] : trn)
+    for (auto [vx, vy] : val)
+      EXPECT_FALSE(std::abs(tx - vx) < 16 && std::abs(ty - vy) < 16)
+          << "trn (" << tx << "," << ty << ") overlaps val (" << vx << "," << vy << ")";
+}
+
+void expectError(const std::function<void()>& f, const std::string& part) {
+  try {
+    f();
+    ADD_FAILURE() << "no error; expected one containing: " << part;
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+  }
+}
+
+TEST(CreateSamples, BadInputGivesAClearErrorAndWritesNothing) {
+  Scene scene;
+  NullProgress progress;
+  auto o = scene.options();
+  o.bands = 4;
+  expectError([&] { createSamples(o, progress); }, "has 3 bands but number_of_bands is 4");
+  o = scene.options(64);
+  expectError([&] { createSamples(o, progress); }, "is larger than the raster");
+  o = scene.options();
+  o.num_classes = 1;
+  expectError([&] { createSamples(o, progress); }, "has class values 0, 1 (0 is the background) but num_classes is 1");
+  o = scene.options();
+  o.sources[0].raster = scene.dir.path("nope.tif");
+  expectError([&] { createSamples(o, progress); }, "cannot open the raster");
+  o = scene.options();
+  o.min_annotated_percent = 90;
+  expectError([&] { createSamples(o, progress); }, "no sample for the 'trn' split");
+  // None of these left a store or footprint behind.
+  if (fs::exists(scene.dir.path("samples")))
+    for (const auto& entry : fs::directory_iterator(scene.dir.path("samples")))
+      ADD_FAILURE() << "left behind: " << entry.path();
+}
+
+struct CancelAt final : Progress {
+  void report(double f, const std::string&) override { fraction = f; }
+  bool cancelled() const override { return fraction > 0.3; }
+  double fraction = 0;
+};
+
+TEST(CreateSamples, CancelLeavesNoFile) {
+  Scene scene(200, 200);
+  CancelAt progress;
+  EXPECT_THROW(createSamples(scene.options(16, 8), progress), Cancelled);
+  for (const auto& entry : fs::directory_iterator(scene.dir.path("samples")))
+    ADD_FAILURE() << "left behind: " << entry.path();
+}
+
+TEST(CreateSamples, RanksShareTheWindowsBetweenThem) {
+  Scene scene;
+  NullProgress progress;
+  int64_t total = 0;
+  for (int rank = 0; rank < 2; ++rank) {
+    auto o = scene.options();
+    o.rank = rank;
+    o.world_size = 2;
+    o.output_folder = scene.dir.path("rank" + std::to_string(rank));
+    total += createSamples(o, progress).splits[0].samples;
+  }
+  EXPECT_EQ(total, 6);
+}
+
+TEST(CreateSamples, MassachusettsBuildings) {
+  const std::string data = test::massachusettsFolder();
+  if (data.empty()) GTEST_SKIP() << "../shared/data/massachusetts is absent: real-data test skipped";
+  test::TempDir dir;
+  SampleOptions o;
+  o.sources = {{data + "/22978945_15.tif", data + "/massachusetts_buildings.gpkg", "", "class", "trn"},
+               {data + "/23429155_15.tif", data + "/massachusetts_buildings.gpkg", "", "class", "val"}};
+  o.output_folder = dir.path("samples");
+  o.sample_size = 256;
+  o.stride = 200;
+  o.num_classes = 2;
+  o.bands = 3;
+  NullProgress progress;
+  const auto result = createSamples(o, progress);
+  ASSERT_EQ(result.splits.size(), 2u);
+  // 1182 x 901: columns 0..1000 step 200 (6), rows 0..800 (5) = 30;
+  // 1046 x 751: columns 0..800 (5), rows 0..600 (4) = 20.
+  EXPECT_EQ(result.splits[0].samples, 30);
+  EXPECT_EQ(result.splits[1].samples, 20);
+  // Buildings cover a real share of the training scene.
+  const double building = double(result.splits[0].class_pixels[1]);
+  const double all = building + double(result.splits[0].class_pixels[0]);
+  EXPECT_GT(building / all, 0.05);
+  EXPECT_LT(building / all, 0.6);
+  // A Byte and a UInt16 image: the stores share Float32, which holds both exactly.
+  EXPECT_EQ(io::readStoreMetadata(result.splits[0].path).metadata.data_type, "Float32");
+  EXPECT_GT(result.band_mean[0], 20);
+  EXPECT_LT(result.band_mean[0], 240);
+}
+
+}  // namespace
+}  // namespace geodl
