@@ -94,13 +94,17 @@ int runSamples(const std::string& raster, const std::string& vector, const std::
   geodl::NullProgress progress;
   const double t0 = now();
   const auto result = geodl::createSamples(o, progress);
+  const double seconds = now() - t0;
+  geodl::io::Dataset ds = geodl::io::openRaster(raster);
+  const long long bytes_per_pixel =
+      ds->GetRasterCount() * GDALGetDataTypeSizeBytes(ds->GetRasterBand(1)->GetRasterDataType());
   std::printf("%lld %lld %.3f\n", (long long)result.splits[0].samples,
-              (long long)result.pixels_read, now() - t0);
+              (long long)result.pixels_read * bytes_per_pixel, seconds);
   return 0;
 }
 
 struct ChildResult {
-  long long samples = 0, pixels = 0;
+  long long samples = 0, bytes = 0;  // bytes of raster read
   double seconds = 0, peak_mib = 0;
 };
 
@@ -128,7 +132,7 @@ ChildResult sampleInChild(const char* self, const std::string& raster, const std
   if (n <= 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
     throw std::runtime_error("the sampling child failed");
   ChildResult r;
-  std::sscanf(buffer, "%lld %lld %lf", &r.samples, &r.pixels, &r.seconds);
+  std::sscanf(buffer, "%lld %lld %lf", &r.samples, &r.bytes, &r.seconds);
   r.peak_mib = usage.ru_maxrss / 1024.0;
   return r;
 }
@@ -153,27 +157,27 @@ int main(int argc, char** argv) {
     if (fs::exists(fs::path(data) / "22978945_15.tif")) {
       std::printf("Massachusetts buildings (%s), 256 px samples every 200 px, both images:\n",
                   data.c_str());
-      long long samples = 0, pixels = 0;
+      long long samples = 0, bytes = 0;
       double seconds = 0, peak = 0;
       for (const char* image : {"22978945_15.tif", "23429155_15.tif"}) {
         const auto r = sampleInChild(self.c_str(), (fs::path(data) / image).string(),
                                      (fs::path(data) / "massachusetts_buildings.gpkg").string(),
                                      work + "/mass_" + image, 256, 200);
         samples += r.samples;
-        pixels += r.pixels;
+        bytes += r.bytes;
         seconds += r.seconds;
         peak = std::max(peak, r.peak_mib);
       }
-      std::printf("| samples | seconds | samples/s | input MB/s (3 bands x 1 byte) | peak RSS MiB |\n"
+      std::printf("| samples | seconds | samples/s | raster MB read per s | peak RSS MiB |\n"
                   "|---|---|---|---|---|\n| %lld | %.2f | %.1f | %.1f | %.0f |\n\n",
-                  samples, seconds, samples / seconds, pixels * 3 / 1e6 / seconds, peak);
+                  samples, seconds, samples / seconds, bytes / 1e6 / seconds, peak);
     } else {
       std::printf("(Massachusetts data not found at %s: skipped)\n\n", data.c_str());
     }
 
     std::printf("Generated rasters, 3 bands Byte, tiled; 256 px samples every 512 px:\n"
                 "| raster | samples | seconds | samples/s | peak RSS MiB |\n|---|---|---|---|---|\n");
-    for (int size : {2000, large}) {
+    for (int size : {2000, 6000, large}) {
       const std::string raster = work + "/large_" + std::to_string(size) + ".tif";
       const std::string vector = work + "/large_" + std::to_string(size) + ".gpkg";
       if (!fs::exists(raster)) makeLargeScene(raster, vector, size);

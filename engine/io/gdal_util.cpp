@@ -13,9 +13,10 @@ void initGdal() {
   static std::once_flag once;
   std::call_once(once, [] {
     GDALAllRegister();
-    // Windowed reads go through GDAL's block cache; 256 MB keeps a strip of windows of
-    // any raster without letting the cache grow with the raster.
-    if (GDALGetCacheMax64() > (int64_t(256) << 20)) GDALSetCacheMax64(int64_t(256) << 20);
+    // Windowed reads go through GDAL's block cache, read row of windows after row of
+    // windows: 64 MB holds the blocks of a row of 256-pixel windows across a 3-band raster
+    // of some 40000 columns, and caps what a raster of any size can take.
+    if (GDALGetCacheMax64() > (int64_t(64) << 20)) GDALSetCacheMax64(int64_t(64) << 20);
   });
 }
 
