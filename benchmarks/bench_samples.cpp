@@ -50,8 +50,9 @@ void makeLargeScene(const std::string& raster, const std::string& vector, int si
           for (int b = 0; b < 3; ++b)
             block[(size_t(r) * w + c) * 3 + b] =
                 uint8_t((((bx + c) * 7 + (by + r) * 13 + b * 50) ^ ((bx + c) >> 3)) & 0xff);
-      ds->RasterIO(GF_Write, bx, by, w, h, block.data(), w, h, GDT_Byte, 3, nullptr, 3,
-                   GSpacing(3) * w, 1, nullptr);
+      if (ds->RasterIO(GF_Write, bx, by, w, h, block.data(), w, h, GDT_Byte, 3, nullptr, 3,
+                       GSpacing(3) * w, 1, nullptr) != CE_None)
+        throw std::runtime_error("cannot write " + raster);
     }
   }
   ds.reset();
@@ -77,7 +78,7 @@ void makeLargeScene(const std::string& raster, const std::string& vector, int si
       OGRPolygon polygon;
       polygon.addRing(&ring);
       f.SetGeometry(&polygon);
-      layer->CreateFeature(&f);
+      if (layer->CreateFeature(&f) != OGRERR_NONE) throw std::runtime_error("cannot write " + vector);
     }
   }
   v->CommitTransaction();

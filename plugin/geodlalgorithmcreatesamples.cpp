@@ -67,6 +67,8 @@ QString GeoDLCreateSamplesAlgorithm::shortHelpString() const
              "Minimum annotated percent: samples with fewer non-background pixels are dropped "
              "(sample.min_annotated_percent).\n"
              "Ignored class values: comma-separated values whose pixels are left out of the loss.\n"
+             "Pixels under no polygon are the background (class 0), or, for sparse annotations, "
+             "left out of the loss too.\n"
              "Number of classes: background included (global.num_classes); 0 takes it from the data." );
 }
 
@@ -109,6 +111,10 @@ void GeoDLCreateSamplesAlgorithm::initAlgorithm( const QVariantMap & )
                  tr( "Ignored class values (comma-separated)" ), QVariant(), false, true );
   ignored->setFlags( ignored->flags() | QgsProcessingParameterDefinition::FlagAdvanced );
   addParameter( ignored.release() );
+  auto unlabelled = std::make_unique<QgsProcessingParameterBoolean>( QStringLiteral( "UNLABELLED_IGNORED" ),
+                    tr( "Pixels under no polygon are unknown, not background (sparse annotations)" ), false );
+  unlabelled->setFlags( unlabelled->flags() | QgsProcessingParameterDefinition::FlagAdvanced );
+  addParameter( unlabelled.release() );
   auto seed = std::make_unique<QgsProcessingParameterNumber>( QStringLiteral( "SEED" ), tr( "Random seed (validation blocks)" ),
               QgsProcessingParameterNumber::Integer, 0, false, 0 );
   seed->setFlags( seed->flags() | QgsProcessingParameterDefinition::FlagAdvanced );
@@ -172,6 +178,7 @@ QVariantMap GeoDLCreateSamplesAlgorithm::processAlgorithm( const QVariantMap &pa
   options.min_annotated_percent = parameterAsDouble( parameters, QStringLiteral( "MIN_ANNOTATED" ), context );
   options.num_classes = parameterAsInt( parameters, QStringLiteral( "NUM_CLASSES" ), context );
   options.seed = static_cast<uint64_t>( parameterAsInt( parameters, QStringLiteral( "SEED" ), context ) );
+  options.unlabelled_ignored = parameterAsBoolean( parameters, QStringLiteral( "UNLABELLED_IGNORED" ), context );
   const QString ignored = parameterAsString( parameters, QStringLiteral( "IGNORE_VALUES" ), context );
   for ( const QString &v : ignored.split( ',', Qt::SkipEmptyParts ) )
     options.ignored_values.push_back( v.trimmed().toStdString() );

@@ -302,7 +302,8 @@ SampleResult createSamples(const SampleOptions& options, Progress& progress) {
         for (int b = 0; b < bands && zero; ++b) zero = image[p * bands + b] == 0.0;
         ignored = zero;
       }
-      if (ignored) label[p] = uint8_t(options.ignore_index);
+      if (ignored || (options.unlabelled_ignored && label[p] == 0))
+        label[p] = uint8_t(options.ignore_index);
       if (options.mask_input_image && label[p] == 0)
         for (int b = 0; b < bands; ++b) image[p * bands + b] = 0.0;
       if (label[p] != 0 && label[p] != options.ignore_index) ++annotated;

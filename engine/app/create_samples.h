@@ -37,6 +37,9 @@ struct SampleOptions {
   bool mask_reference = false;       // sample.mask_reference: label ignored where image is all 0
   std::vector<std::string> ignored_values;  // class values that become the ignore index
   int ignore_index = 255;
+  // Pixels under no polygon: the background class (fully annotated ground truth), or
+  // ignored (sparse annotations, where unlabelled does not mean background).
+  bool unlabelled_ignored = false;
   SplitMode split_mode = SplitMode::FromSources;
   double validation_percent = 0;     // ValidationPercent
   std::string validation_vector;     // ValidationPolygons

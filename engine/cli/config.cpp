@@ -48,7 +48,8 @@ const std::map<std::string, std::set<std::string>>& knownKeys() {
       {"global", {"samples_size", "num_classes", "data_path", "number_of_bands", "model_name",
                   "bucket_name", "task", "num_gpus", "debug_mode", "seed"}},
       {"sample", {"prep_csv_file", "samples_dist", "remove_background", "mask_input_image",
-                  "min_annotated_percent", "mask_reference", "ignore_values", "val_percent"}},
+                  "min_annotated_percent", "mask_reference", "ignore_values", "val_percent",
+                  "unlabelled_ignored"}},
       {"training", {"output_path", "num_trn_samples", "num_val_samples", "num_tst_samples",
                     "batch_size", "num_epochs", "learning_rate", "weight_decay", "step_size",
                     "gamma", "class_weights", "batch_metrics", "target_size", "ignore_index",
@@ -201,6 +202,7 @@ SampleOptions sampleOptionsFromConfig(const YAML::Node& config, const std::strin
   o.mask_input_image = get<bool>(config, "sample", "mask_input_image", false);
   o.mask_reference = get<bool>(config, "sample", "mask_reference", false);
   o.min_annotated_percent = get<double>(config, "sample", "min_annotated_percent", 0.0);
+  o.unlabelled_ignored = get<bool>(config, "sample", "unlabelled_ignored", false);
   const YAML::Node ignored = config["sample"] ? config["sample"]["ignore_values"] : YAML::Node();
   if (ignored && ignored.IsSequence())
     for (const auto& v : ignored) o.ignored_values.push_back(v.Scalar());

@@ -23,7 +23,8 @@ std::vector<SampleSource> readPrepCsv(const std::string& path);
 
 // The samples job from a config: global.samples_size, num_classes, number_of_bands,
 // data_path (stores go to <data_path>/samples), sample.prep_csv_file, samples_dist,
-// remove_background, mask_input_image, min_annotated_percent, mask_reference. Relative
+// remove_background, mask_input_image, min_annotated_percent, mask_reference, and GeoDL's
+// ignore_values and unlabelled_ignored. Relative
 // paths are taken from the config file's folder.
 SampleOptions sampleOptionsFromConfig(const YAML::Node& config, const std::string& config_path);
 

@@ -71,10 +71,12 @@ class CountingCpuAllocator final : public c10::Allocator {
 
 CountingCpuAllocator g_allocator;
 
+#ifdef GEODL_WITH_CUDA
 int cudaIndex(const std::string& device) {
   const auto colon = device.find(':');
   return colon == std::string::npos ? 0 : std::stoi(device.substr(colon + 1));
 }
+#endif
 
 }  // namespace
 

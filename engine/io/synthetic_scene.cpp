@@ -158,7 +158,8 @@ SceneFiles makeSyntheticScene(const std::string& folder, const std::string& name
       feature.SetField("class", features[i].cls.c_str());
       feature.SetField("class_id", features[i].id);
       feature.SetGeometry(polygons[i].get());
-      layer->CreateFeature(&feature);
+      if (layer->CreateFeature(&feature) != OGRERR_NONE)
+        throw IoError(gdalMessage("writing '" + files.labels + "' failed"));
     }
     ds->CommitTransaction();
   }
@@ -181,8 +182,9 @@ SceneFiles makeSyntheticScene(const std::string& folder, const std::string& name
   GDALRasterizeGeometries(GDALDataset::ToHandle(owner.get()), 1, band_list, int(handles.size()),
                           handles.data(), nullptr, nullptr, burns.data(), nullptr, nullptr, nullptr);
   std::vector<int32_t> who(size_t(o.size) * o.size);
-  owner->GetRasterBand(1)->RasterIO(GF_Read, 0, 0, o.size, o.size, who.data(), o.size, o.size,
-                                    GDT_Int32, 0, 0, nullptr);
+  if (owner->GetRasterBand(1)->RasterIO(GF_Read, 0, 0, o.size, o.size, who.data(), o.size,
+                                        o.size, GDT_Int32, 0, 0, nullptr) != CE_None)
+    throw IoError(gdalMessage("rasterizing the scene failed"));
 
   // Paint: a colour per class, textured by smooth noise and per-pixel noise.
   std::vector<uint8_t> rgb(size_t(o.size) * o.size * 3);

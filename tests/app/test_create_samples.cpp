@@ -115,6 +115,24 @@ TEST(CreateSamples, MinimumAnnotatedPercentAndBackgroundRemovalDropWindows) {
   EXPECT_EQ(result.splits[0].samples, 1);
 }
 
+TEST(CreateSamples, UnlabelledPixelsCanBeIgnoredForSparseAnnotations) {
+  Scene scene;
+  NullProgress progress;
+  auto o = scene.options();
+  o.unlabelled_ignored = true;
+  o.remove_background = true;
+  const auto result = createSamples(o, progress);
+  std::vector<double> image;
+  std::vector<uint8_t> labels;
+  io::readSample(result.splits[0].path, 0, image, labels);
+  for (int r = 0; r < 32; ++r)
+    for (int c = 0; c < 32; ++c) {
+      const bool inside = c >= 10 && c < 30 && r >= 10 && r < 20;
+      EXPECT_EQ(labels[size_t(r) * 32 + c], inside ? 1 : 255);
+    }
+  EXPECT_EQ(result.splits[0].class_pixels[0], 0);
+}
+
 TEST(CreateSamples, ValidationBlocksNeverShareAWindow) {
   Scene scene(200, 200);
   NullProgress progress;

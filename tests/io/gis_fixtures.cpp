@@ -58,9 +58,11 @@ std::string makeRaster(const std::string& path, const RasterSpec& s) {
 std::string makeVector(const std::string& path, int epsg, const std::string& field,
                        OGRFieldType field_type, const std::vector<Polygon>& polygons) {
   io::initGdal();
-  const bool gpkg = path.size() > 5 && path.substr(path.size() - 5) == ".gpkg";
-  GDALDriver* driver =
-      GetGDALDriverManager()->GetDriverByName(gpkg ? "GPKG" : "GeoJSON");
+  auto ends = [&](const std::string& ext) {
+    return path.size() > ext.size() && path.substr(path.size() - ext.size()) == ext;
+  };
+  GDALDriver* driver = GetGDALDriverManager()->GetDriverByName(
+      ends(".gpkg") ? "GPKG" : ends(".shp") ? "ESRI Shapefile" : "GeoJSON");
   io::Dataset ds(driver->Create(path.c_str(), 0, 0, 0, GDT_Unknown, nullptr));
   if (!ds) throw std::runtime_error("cannot create " + path);
   OGRSpatialReference srs;
@@ -69,7 +71,13 @@ std::string makeVector(const std::string& path, int epsg, const std::string& fie
     srs.importFromEPSG(epsg);
     srs_ptr = &srs;
   }
-  OGRLayer* layer = ds->CreateLayer("truth", srs_ptr, wkbUnknown, nullptr);
+  // Shapefiles hold one geometry type: polygons, unless a test writes something else.
+  const bool lines = !polygons.empty() && polygons[0].wkt.rfind("LINESTRING", 0) == 0;
+  OGRLayer* layer = ds->CreateLayer("truth", srs_ptr,
+                                    std::string(driver->GetDescription()) == "ESRI Shapefile"
+                                        ? (lines ? wkbLineString : wkbPolygon)
+                                        : wkbUnknown,
+                                    nullptr);
   OGRFieldDefn defn(field.c_str(), field_type);
   layer->CreateField(&defn);
   for (const auto& p : polygons) {
@@ -82,7 +90,7 @@ std::string makeVector(const std::string& path, int epsg, const std::string& fie
     if (OGRGeometryFactory::createFromWkt(p.wkt.c_str(), nullptr, &g) != OGRERR_NONE)
       throw std::runtime_error("bad WKT " + p.wkt);
     f.SetGeometryDirectly(g);
-    layer->CreateFeature(&f);
+    if (layer->CreateFeature(&f) != OGRERR_NONE) throw std::runtime_error("cannot write " + path);
   }
   return path;
 }

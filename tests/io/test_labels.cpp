@@ -152,21 +152,22 @@ TEST(Labels, BadGroundTruthGivesClearErrors) {
   expectError([&] { io::LabelRasterizer({far, "", "class", {}}, reader.info(), 255); },
               "do not overlap: in the raster's CRS the polygons cover (5000, 5000) - (5010, 5010) "
               "and the raster (1000, 1990) - (1020, 2000)");
-  const auto no_crs = makeVector(dir.path("n.geojson"), 0, "class", OFTInteger,
-                                 {{box(1002, 1994, 1005, 1997), "3"}});
-  // GeoJSON without CRS is read as WGS 84 by GDAL; a shapefile-like source without one:
   test::RasterSpec spec;
   spec.epsg = 0;
   io::RasterReader bare(makeRaster(dir.path("bare.tif"), spec));
   expectError([&] { io::LabelRasterizer({good, "", "class", {}}, bare.info(), 255); },
               "has no CRS");
+  // A shapefile without its .prj has no CRS.
+  const auto shp = makeVector(dir.path("nocrs.shp"), 0, "class", OFTInteger,
+                              {{box(1002, 1994, 1005, 1997), "3"}});
+  expectError([&] { io::LabelRasterizer({shp, "", "class", {}}, reader.info(), 255); },
+              "has no CRS; assign one");
   expectError([&] { io::LabelRasterizer({dir.path("missing.gpkg"), "", "class", {}}, reader.info(), 255); },
               "cannot open the vector file");
   const auto big = makeVector(dir.path("big.gpkg"), 32618, "class", OFTInteger,
                               {{box(1002, 1994, 1005, 1997), "300"}});
   expectError([&] { io::LabelRasterizer({big, "", "class", {}}, reader.info(), 255); },
               "has class 300");
-  (void)no_crs;
 }
 
 TEST(Raster, WindowsReachingOutsideArePaddedAndNodataIsInvalid) {
