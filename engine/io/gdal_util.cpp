@@ -26,22 +26,21 @@ std::string gdalMessage(const std::string& what) {
   return what;
 }
 
-Dataset openRaster(const std::string& path) {
+namespace {
+Dataset openDataset(const std::string& path, unsigned flags, const std::string& what) {
   initGdal();
   CPLErrorReset();
   auto* ds = static_cast<GDALDataset*>(
-      GDALOpenEx(path.c_str(), GDAL_OF_RASTER | GDAL_OF_READONLY, nullptr, nullptr, nullptr));
-  if (!ds) throw IoError(gdalMessage("cannot open the raster '" + path + "'"));
+      GDALOpenEx(path.c_str(), flags | GDAL_OF_READONLY, nullptr, nullptr, nullptr));
+  if (!ds) throw IoError(gdalMessage("cannot open the " + what + " '" + path + "'"));
   return Dataset(ds);
 }
+}  // namespace
+
+Dataset openRaster(const std::string& path) { return openDataset(path, GDAL_OF_RASTER, "raster"); }
 
 Dataset openVector(const std::string& path) {
-  initGdal();
-  CPLErrorReset();
-  auto* ds = static_cast<GDALDataset*>(
-      GDALOpenEx(path.c_str(), GDAL_OF_VECTOR | GDAL_OF_READONLY, nullptr, nullptr, nullptr));
-  if (!ds) throw IoError(gdalMessage("cannot open the vector file '" + path + "'"));
-  return Dataset(ds);
+  return openDataset(path, GDAL_OF_VECTOR, "vector file");
 }
 
 std::unique_ptr<OGRSpatialReference> gisSrs(const OGRSpatialReference* srs) {

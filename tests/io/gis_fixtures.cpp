@@ -7,6 +7,9 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <gtest/gtest.h>
+
+#include "core/errors.h"
 #include "io/gdal_util.h"
 
 namespace geodl::test {
@@ -122,6 +125,15 @@ std::string boxIn(int from_epsg, int to_epsg, double x0, double y0, double x1, d
   CPLFree(out);
   OGRGeometryFactory::destroyGeometry(g);
   return result;
+}
+
+void expectErrorContaining(const std::function<void()>& f, const std::string& part) {
+  try {
+    f();
+    ADD_FAILURE() << "no error; expected one containing: " << part;
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+  }
 }
 
 std::string massachusettsFolder() {

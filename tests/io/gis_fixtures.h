@@ -47,6 +47,9 @@ std::string box(double x0, double y0, double x1, double y1);
 // The same box with each corner transformed from one EPSG code to another.
 std::string boxIn(int from_epsg, int to_epsg, double x0, double y0, double x1, double y1);
 
+// Runs f and expects a geodl::Error whose message contains `part`.
+void expectErrorContaining(const std::function<void()>& f, const std::string& part);
+
 // The real data of ../shared/data/massachusetts, or empty when absent.
 std::string massachusettsFolder();
 
