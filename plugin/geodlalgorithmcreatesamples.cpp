@@ -9,7 +9,10 @@
 #include <qgsprocessingfeedback.h>
 #include <qgsprocessingoutputs.h>
 #include <qgsprocessingparameters.h>
+#include <qgscategorizedsymbolrenderer.h>
+#include <qgsfillsymbol.h>
 #include <qgsrasterlayer.h>
+#include <qgsvectorlayer.h>
 
 #include "app/create_samples.h"
 #include "core/errors.h"
@@ -21,6 +24,31 @@ QString tr( const char *text )
 {
   return QCoreApplication::translate( "GeoDLCreateSamplesAlgorithm", text );
 }
+// Draws the footprint layer as outlines, one colour per split, so the imagery stays visible.
+class FootprintStyler : public QgsProcessingLayerPostProcessorInterface
+{
+  public:
+    void postProcessLayer( QgsMapLayer *layer, QgsProcessingContext &, QgsProcessingFeedback * ) override
+    {
+      QgsVectorLayer *vector = qobject_cast<QgsVectorLayer *>( layer );
+      if ( !vector )
+        return;
+      QgsCategoryList categories;
+      const QList<QPair<QString, QString>> splits = { { QStringLiteral( "trn" ), QStringLiteral( "31,120,180" ) },
+        { QStringLiteral( "val" ), QStringLiteral( "255,127,0" ) }, { QStringLiteral( "tst" ), QStringLiteral( "106,61,154" ) }
+      };
+      for ( const auto &split : splits )
+      {
+        QVariantMap props;
+        props.insert( QStringLiteral( "color" ), QStringLiteral( "0,0,0,0" ) );
+        props.insert( QStringLiteral( "outline_color" ), split.second );
+        props.insert( QStringLiteral( "outline_width" ), QStringLiteral( "0.5" ) );
+        categories << QgsRendererCategory( split.first, QgsFillSymbol::createSimple( props ), split.first );
+      }
+      vector->setRenderer( new QgsCategorizedSymbolRenderer( QStringLiteral( "split" ), categories ) );
+      vector->triggerRepaint();
+    }
+};
 } // namespace
 
 QString GeoDLCreateSamplesAlgorithm::name() const
@@ -205,6 +233,9 @@ QVariantMap GeoDLCreateSamplesAlgorithm::processAlgorithm( const QVariantMap &pa
   }
   for ( const std::string &w : result.warnings )
     feedback->reportError( QString::fromStdString( w ), false );
+
+  if ( context.willLoadLayerOnCompletion( footprint ) )
+    context.layerToLoadOnCompletionDetails( footprint ).setPostProcessor( new FootprintStyler() );
 
   QVariantMap outputs;
   outputs.insert( QStringLiteral( "OUTPUT_FOLDER" ), QString::fromStdString( options.output_folder ) );

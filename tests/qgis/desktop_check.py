@@ -6,7 +6,7 @@ import traceback
 
 from qgis.PyQt.QtCore import QTimer
 from qgis.PyQt.QtWidgets import QApplication
-from qgis.core import QgsApplication
+from qgis.core import QgsApplication, QgsProject
 from qgis.utils import iface
 
 RESULT = {}
@@ -15,6 +15,9 @@ RESULT = {}
 def finish():
     with open(os.environ['GEODL_TEST_RESULT'], 'w') as f:
         json.dump(RESULT, f)
+    # Nothing to save: quit without the "save the project?" question.
+    QgsProject.instance().clear()
+    QgsProject.instance().setDirty(False)
     iface.actionExit().trigger()
 
 
@@ -47,6 +50,23 @@ def check():
             'BUDGET_MIB': 96, 'DEVICE': 1, 'THREADS': 2})
         RESULT['max_batch'] = out['MAX_BATCH']
         RESULT['bytes_per_sample'] = out['BYTES_PER_SAMPLE']
+        # Samples from the built-in scene, the way a user runs them from the Toolbox: the
+        # outputs open in the project.
+        scene = os.environ['GEODL_TEST_SCENE']
+        iface.addRasterLayer(os.path.join(scene, 'scene_trn.tif'), 'scene')
+        footprint = os.path.join(scene, 'footprints.gpkg')
+        out = processing.runAndLoadResults('geodl:createsamples', {
+            'INPUT': os.path.join(scene, 'scene_trn.tif'),
+            'VECTOR': os.path.join(scene, 'scene_trn_labels.gpkg'),
+            'FIELD': 'class', 'SPLIT': 1, 'VALIDATION_PERCENT': 25, 'SAMPLE_SIZE': 64,
+            'STRIDE': 64, 'OUTPUT_FOLDER': os.path.join(scene, 'samples'),
+            'FOOTPRINT': footprint})
+        RESULT['training_samples'] = out['TRAINING_SAMPLES']
+        RESULT['validation_samples'] = out['VALIDATION_SAMPLES']
+        RESULT['footprint_in_project'] = any(
+            layer.source().split('|')[0] == footprint
+            for layer in QgsProject.instance().mapLayers().values())
+        iface.mapCanvas().setExtent(iface.activeLayer().extent())
         toolbox = utils.plugins['processing'].toolbox
         toolbox.setVisible(True)
         toolbox.searchBox.setText('geodl')

@@ -2,10 +2,11 @@
 # End to end in the real QGIS desktop: qgis.bin under Xvfb with a throw-away profile whose
 # settings enable the plugin and point at its folder; desktop_check.py runs inside QGIS,
 # writes its findings and a screenshot, and quits QGIS.
-# Usage: run_desktop_test.sh PLUGIN_DIR ARTIFACT_DIR
+# Usage: run_desktop_test.sh PLUGIN_DIR ARTIFACT_DIR GEODL
 set -euo pipefail
 plugin_dir=$(realpath "$1")
 artifacts=$(realpath -m "$2")
+geodl=$(realpath "$3")
 here=$(dirname "$(realpath "$0")")
 mkdir -p "$artifacts"
 profiles=$(mktemp -d)
@@ -19,6 +20,9 @@ cat >> "$ini" <<INI
 checkVersion=false
 showTips322=false
 INI
+# The built-in scene, for geodl:createsamples inside QGIS.
+"$geodl" make-scene "$profiles/scene" --size 512 --seed 2 > /dev/null
+export GEODL_TEST_SCENE="$profiles/scene"
 export GEODL_TEST_RESULT="$artifacts/desktop_result.json"
 export GEODL_TEST_SCREENSHOT="$artifacts/qgis_desktop.png"
 rm -f "$GEODL_TEST_RESULT" "$GEODL_TEST_SCREENSHOT"
@@ -45,6 +49,10 @@ if not result.get('provider'):
     problems.append('provider geodl not registered')
 if not result.get('algorithm'):
     problems.append('geodl:estimatebatchsize not registered')
+if not (result.get('training_samples', 0) > 0 and result.get('validation_samples', 0) > 0):
+    problems.append('geodl:createsamples made no samples: %r' % result)
+if not result.get('footprint_in_project'):
+    problems.append('the footprint layer was not opened in the project')
 if not (isinstance(result.get('max_batch'), (int, float)) and result['max_batch'] >= 1):
     problems.append('processing.run returned no max batch: %r' % result.get('max_batch'))
 if not (os.path.exists(sys.argv[2]) and os.path.getsize(sys.argv[2]) > 10000):
@@ -52,6 +60,8 @@ if not (os.path.exists(sys.argv[2]) and os.path.getsize(sys.argv[2]) > 10000):
 if problems:
     print('\n'.join(problems))
     sys.exit(1)
-print('QGIS desktop: plugin loaded, provider and algorithm registered, max_batch=%d; '
-      'screenshot %s' % (result['max_batch'], sys.argv[2]))
+print('QGIS desktop: plugin loaded, algorithms %s registered, max_batch=%d, %d+%d samples '
+      'with their footprints opened in the project; screenshot %s' % (
+          ', '.join(result['algorithms']), result['max_batch'], result['training_samples'],
+          result['validation_samples'], sys.argv[2]))
 PY
