@@ -316,35 +316,63 @@ StoreContents readStoreMetadata(const std::string& path) {
   return c;
 }
 
+namespace {
+// Reads row `index` of a dataset whose first dimension is the sample.
+void readRow(hid_t ds, int64_t index, void* out, hid_t mem_type, const std::string& path) {
+  Id space(H5Dget_space(ds), H5Sclose);
+  const int rank = H5Sget_simple_extent_ndims(space.get());
+  std::vector<hsize_t> dims(rank), start(rank, 0);
+  H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
+  if (index < 0 || hsize_t(index) >= dims[0])
+    throw InputError("sample " + std::to_string(index) + " is not in '" + path + "' (it has " +
+                     std::to_string(dims[0]) + ")");
+  start[0] = hsize_t(index);
+  dims[0] = 1;
+  check(H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, start.data(), nullptr, dims.data(),
+                            nullptr),
+        "reading '" + path + "' failed");
+  Id mem(H5Screate_simple(rank, dims.data(), nullptr), H5Sclose);
+  check(H5Dread(ds, mem_type, mem.get(), space.get(), H5P_DEFAULT, out),
+        "reading '" + path + "' failed");
+}
+}  // namespace
+
+struct SampleStoreReader::Impl {
+  Id file, sat, map;
+};
+
+SampleStoreReader::SampleStoreReader(const std::string& path)
+    : impl_(std::make_unique<Impl>()), path_(path) {
+  impl_->file = openStore(path);
+  impl_->sat = Id(H5Dopen2(impl_->file.get(), "sat_img", H5P_DEFAULT), H5Dclose);
+  impl_->map = Id(H5Dopen2(impl_->file.get(), "map_img", H5P_DEFAULT), H5Dclose);
+  Id space(H5Dget_space(impl_->sat.get()), H5Sclose);
+  if (H5Sget_simple_extent_ndims(space.get()) != 4)
+    throw InputError("'" + path + "' is not a sample store: sat_img is not N x S x S x B");
+  hsize_t dims[4];
+  H5Sget_simple_extent_dims(space.get(), dims, nullptr);
+  size_ = int64_t(dims[0]);
+  sample_size_ = int(dims[1]);
+  bands_ = int(dims[3]);
+  if (dims[1] != dims[2])
+    throw InputError("'" + path + "' holds samples that are not square");
+}
+
+SampleStoreReader::~SampleStoreReader() = default;
+
+void SampleStoreReader::read(int64_t index, float* image, uint8_t* labels) const {
+  readRow(impl_->sat.get(), index, image, H5T_NATIVE_FLOAT, path_);
+  readRow(impl_->map.get(), index, labels, H5T_NATIVE_UINT8, path_);
+}
+
 void readSample(const std::string& path, int64_t index, std::vector<double>& image,
                 std::vector<uint8_t>& labels) {
-  Id file = openStore(path);
-  Id sat(H5Dopen2(file.get(), "sat_img", H5P_DEFAULT), H5Dclose);
-  Id map(H5Dopen2(file.get(), "map_img", H5P_DEFAULT), H5Dclose);
-  auto readRow = [&](hid_t ds, void* out, hid_t mem_type, size_t& elements) {
-    Id space(H5Dget_space(ds), H5Sclose);
-    const int rank = H5Sget_simple_extent_ndims(space.get());
-    std::vector<hsize_t> dims(rank), start(rank, 0);
-    H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
-    if (index < 0 || hsize_t(index) >= dims[0])
-      throw InputError("sample " + std::to_string(index) + " is not in '" + path + "'");
-    start[0] = hsize_t(index);
-    dims[0] = 1;
-    elements = 1;
-    for (int i = 1; i < rank; ++i) elements *= dims[i];
-    if (!out) return;
-    H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, start.data(), nullptr, dims.data(), nullptr);
-    Id mem(H5Screate_simple(rank, dims.data(), nullptr), H5Sclose);
-    check(H5Dread(ds, mem_type, mem.get(), space.get(), H5P_DEFAULT, out),
-          "reading '" + path + "' failed");
-  };
-  size_t n = 0;
-  readRow(sat.get(), nullptr, H5T_NATIVE_DOUBLE, n);
-  image.resize(n);
-  readRow(sat.get(), image.data(), H5T_NATIVE_DOUBLE, n);
-  readRow(map.get(), nullptr, H5T_NATIVE_UINT8, n);
-  labels.resize(n);
-  readRow(map.get(), labels.data(), H5T_NATIVE_UINT8, n);
+  SampleStoreReader reader(path);
+  const size_t pixels = size_t(reader.sampleSize()) * reader.sampleSize();
+  std::vector<float> values(pixels * reader.bands());
+  labels.resize(pixels);
+  reader.read(index, values.data(), labels.data());
+  image.assign(values.begin(), values.end());
 }
 
 }  // namespace geodl::io

@@ -61,7 +61,30 @@ struct StoreContents {
   int64_t samples = 0;
 };
 StoreContents readStoreMetadata(const std::string& path);
-// One sample's pixels (as double) and labels.
+// Reads samples from a store kept open (geo-deep-learning's stores too: only sat_img and
+// map_img are needed). Not thread-safe: one reader per thread.
+class SampleStoreReader {
+ public:
+  explicit SampleStoreReader(const std::string& path);  // throws IoError / InputError
+  ~SampleStoreReader();
+  SampleStoreReader(const SampleStoreReader&) = delete;
+  SampleStoreReader& operator=(const SampleStoreReader&) = delete;
+
+  int64_t size() const { return size_; }
+  int sampleSize() const { return sample_size_; }
+  int bands() const { return bands_; }
+  // Sample `index`: image S x S x B (pixel-interleaved) and labels S x S.
+  void read(int64_t index, float* image, uint8_t* labels) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  std::string path_;
+  int64_t size_ = 0;
+  int sample_size_ = 0, bands_ = 0;
+};
+
+// One sample's pixels and labels (opens the store for this one read).
 void readSample(const std::string& path, int64_t index, std::vector<double>& image,
                 std::vector<uint8_t>& labels);
 

@@ -214,6 +214,32 @@ TEST(CreateSamples, RanksShareTheWindowsBetweenThem) {
   EXPECT_EQ(total, 6);
 }
 
+TEST(SampleStore, GeoDeepLearningStoresReadToo) {
+  test::TempDir dir;
+  const std::string path = dir.path("gdl.hdf5");
+  const std::string command = std::string("/usr/bin/python3 ") + GEODL_TEST_SOURCE_DIR +
+                              "/reference/write_gdl_store.py " + path + " 2>/dev/null";
+  if (std::system(command.c_str()) != 0)
+    GTEST_SKIP() << "Debian's python3-h5py is not installed (scripts/install-deps.sh installs it)";
+  io::SampleStoreReader reader(path);
+  EXPECT_EQ(reader.size(), 3);
+  EXPECT_EQ(reader.sampleSize(), 8);
+  EXPECT_EQ(reader.bands(), 4);
+  std::vector<float> image(8 * 8 * 4);
+  std::vector<uint8_t> labels(8 * 8);
+  reader.read(2, image.data(), labels.data());
+  for (int r = 0; r < 8; ++r)
+    for (int c = 0; c < 8; ++c) {
+      EXPECT_EQ(labels[size_t(r) * 8 + c], (r + c) % 3);
+      for (int b = 0; b < 4; ++b) EXPECT_EQ(image[(size_t(r) * 8 + c) * 4 + b], 2 + r + c + b);
+    }
+  EXPECT_THROW(reader.read(3, image.data(), labels.data()), InputError);
+  const auto contents = io::readStoreMetadata(path);
+  EXPECT_EQ(contents.samples, 3);
+  EXPECT_EQ(contents.metadata.sample_size, 8);
+  EXPECT_EQ(contents.metadata.bands, 4);
+}
+
 TEST(CreateSamples, MassachusettsBuildings) {
   const std::string data = test::massachusettsFolder();
   if (data.empty()) GTEST_SKIP() << "../shared/data/massachusetts is absent: real-data test skipped";
