@@ -35,8 +35,8 @@ class Cancelled : public Error {
   Cancelled() : Error("cancelled by the user") {}
 };
 
-// Runs `fn`, turning LibTorch errors into geodl errors (out-of-memory stays recognisable).
-// Declared here so callers without torch headers can use it through core functions.
+// The message of the exception being handled, inside a catch block (LibTorch's without its
+// C++ backtrace). Lets callers without torch headers report any error in one line.
 std::string describeCurrentException();
 
 }  // namespace geodl

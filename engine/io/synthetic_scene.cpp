@@ -60,8 +60,6 @@ double valueNoise(uint64_t seed, double x, double y, double cell) {
   return (a * (1 - sx) + b * sx) * (1 - sy) + (c * (1 - sx) + d * sx) * sy;
 }
 
-const char* kClassNames[] = {"background", "building", "road", "vegetation", "water"};
-
 }  // namespace
 
 SceneFiles makeSyntheticScene(const std::string& folder, const std::string& name,
@@ -222,7 +220,6 @@ SceneFiles makeSyntheticScene(const std::string& folder, const std::string& name
   if (out->RasterIO(GF_Write, 0, 0, o.size, o.size, rgb.data(), o.size, o.size, GDT_Byte, 3,
                     nullptr, 3, GSpacing(3) * o.size, 1, nullptr) != CE_None)
     throw IoError(gdalMessage("writing '" + files.raster + "' failed"));
-  (void)kClassNames;
   return files;
 }
 
