@@ -32,7 +32,56 @@ TernausDecoderBlockImpl::TernausDecoderBlockImpl(int64_t in, int64_t middle, int
                               nn::ReLU()));
 }
 
-Tensor TernausDecoderBlockImpl::forward(const Tensor& x) { return block->forward(x); }
+namespace {
+
+// The input spread on a grid twice as fine: zeros between the pixels, one row and column of
+// zeros before, two after.
+Tensor spread(const Tensor& x) {
+  const auto n = x.size(0), c = x.size(1), h = x.size(2), w = x.size(3);
+  Tensor out = torch::zeros({n, c, 2 * h + 2, 2 * w + 2}, x.options());
+  out.slice(2, 1, 2 * h, 2).slice(3, 1, 2 * w, 2).copy_(x);
+  return out;
+}
+
+// Keeps only the input for backward and spreads it again there: the spread copy is four
+// times the input, and LibTorch's own transposed convolution keeps no more than the input.
+struct SpreadConvFunction : torch::autograd::Function<SpreadConvFunction> {
+  static Tensor forward(torch::autograd::AutogradContext* ctx, const Tensor& x,
+                        const Tensor& weight, const Tensor& bias) {
+    ctx->save_for_backward({x, weight});
+    return torch::conv2d(spread(x), weight.transpose(0, 1).flip({2, 3}), bias);
+  }
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    auto saved = ctx->get_saved_variables();
+    const Tensor& x = saved[0];
+    const Tensor kernel = saved[1].transpose(0, 1).flip({2, 3});
+    Tensor spread_x = spread(x);
+    auto [g_spread, g_kernel, g_bias] = at::convolution_backward(
+        grads[0], spread_x, kernel, {{kernel.size(0)}}, {1, 1}, {0, 0}, {1, 1}, false, {0, 0}, 1,
+        {ctx->needs_input_grad(0), true, true});
+    spread_x.reset();
+    Tensor g_x;
+    if (g_spread.defined())
+      g_x = g_spread.slice(2, 1, 2 * x.size(2), 2).slice(3, 1, 2 * x.size(3), 2).contiguous();
+    return {g_x, g_kernel.flip({2, 3}).transpose(0, 1), g_bias};
+  }
+};
+
+}  // namespace
+
+Tensor transposedConvAsConv(const Tensor& x, const nn::ConvTranspose2dImpl& t) {
+  // ConvTranspose2d(k 3, stride 2, padding 1, output padding 1) is a plain 3x3 convolution
+  // of the spread input by the transposed, flipped kernel. LibTorch 1.13 runs the plain
+  // convolution through oneDNN and the transposed one without it, some 25x slower.
+  return SpreadConvFunction::apply(x, t.weight, t.bias);
+}
+
+Tensor TernausDecoderBlockImpl::forward(const Tensor& x) {
+  auto* conv = block->ptr(0)->as<nn::Conv2dImpl>();
+  auto* up = block->ptr(2)->as<nn::ConvTranspose2dImpl>();
+  return torch::relu(transposedConvAsConv(torch::relu(conv->forward(x)), *up));
+}
 
 TernausNetImpl::TernausNetImpl(const TernausNetOptions& opts) : options(opts) {
   const int64_t f = options.num_filters();

@@ -20,6 +20,10 @@ struct TernausNetOptions {
   TORCH_ARG(bool, checkpoint) = false;
 };
 
+// ConvTranspose2d(3, stride 2, padding 1, output padding 1) computed as the equivalent
+// plain convolution (which LibTorch runs through oneDNN); same weights, same maths.
+torch::Tensor transposedConvAsConv(const torch::Tensor& x, const torch::nn::ConvTranspose2dImpl& t);
+
 // Conv3x3 (zero padding 1) + ReLU, then ConvTranspose2d(3, stride 2) + ReLU: x2 upsampling.
 struct TernausDecoderBlockImpl : torch::nn::Module {
   TernausDecoderBlockImpl(int64_t in, int64_t middle, int64_t out);

@@ -31,6 +31,21 @@ TEST(TernausNet, CheckpointedGradientsEqualThePlainModel) {
   test::expectSameGradients(b, a, 1e-5);
 }
 
+TEST(TernausNet, TransposedConvolutionAsConvolutionEqualsLibTorchs) {
+  torch::manual_seed(4);
+  torch::nn::ConvTranspose2d t(
+      torch::nn::ConvTranspose2dOptions(6, 5, 3).stride(2).padding(1).output_padding(1));
+  auto x = torch::randn({2, 6, 7, 9}, torch::requires_grad());
+  auto reference = t->forward(x);
+  auto ours = transposedConvAsConv(x, *t);
+  ASSERT_EQ(ours.sizes(), reference.sizes());
+  EXPECT_LT(test::relativeError(ours, reference), 1e-6);
+  auto g = torch::randn_like(reference);
+  auto grads_ref = torch::autograd::grad({reference}, {x, t->weight, t->bias}, {g});
+  auto grads_ours = torch::autograd::grad({ours}, {x, t->weight, t->bias}, {g});
+  for (size_t i = 0; i < 3; ++i) EXPECT_LT(test::relativeError(grads_ours[i], grads_ref[i]), 1e-5) << i;
+}
+
 TEST(TernausNet, PretrainedEncoderLoadsFromATorchSaveFile) {
   const std::string path = test::tempPath("vgg11.pt");
   if (!test::pythonTorchAvailable())
