@@ -4,8 +4,11 @@
 #include <c10/core/CPUAllocator.h>
 #include <c10/util/Exception.h>
 
+#include <torch/version.h>
+
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <sstream>
 
@@ -61,6 +64,13 @@ class CountingCpuAllocator final : public c10::Allocator {
 
   c10::DeleterFnPtr raw_deleter() const override { return &release; }
 
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
+  // LibTorch 2.3 made this part of every allocator.
+  void copy_data(void* dest, const void* src, std::size_t count) const override {
+    std::memcpy(dest, src, count);
+  }
+#endif
+
   static void release(void* data) {
     if (data == nullptr) return;
     void* raw = static_cast<char*>(data) - kHeader;
@@ -72,6 +82,10 @@ class CountingCpuAllocator final : public c10::Allocator {
 CountingCpuAllocator g_allocator;
 
 #ifdef GEODL_WITH_CUDA
+// Index of the all-pools statistic (StatType::AGGREGATE), whose enum moved between
+// LibTorch versions.
+constexpr size_t kAggregate = 0;
+
 int cudaIndex(const std::string& device) {
   const auto colon = device.find(':');
   return colon == std::string::npos ? 0 : std::stoi(device.substr(colon + 1));
@@ -104,8 +118,7 @@ void MemoryMeter::start() {
   if (cuda_) {
     namespace alloc = c10::cuda::CUDACachingAllocator;
     alloc::resetPeakStats(index_);
-    const auto stats = alloc::getDeviceStats(index_);
-    baseline_ = stats.allocated_bytes[static_cast<size_t>(alloc::StatType::AGGREGATE)].current;
+    baseline_ = alloc::getDeviceStats(index_).allocated_bytes[kAggregate].current;
     return;
   }
 #endif
@@ -130,8 +143,7 @@ size_t MemoryMeter::current() const {
 #ifdef GEODL_WITH_CUDA
   if (cuda_) {
     namespace alloc = c10::cuda::CUDACachingAllocator;
-    const auto stats = alloc::getDeviceStats(index_);
-    const size_t now = stats.allocated_bytes[static_cast<size_t>(alloc::StatType::AGGREGATE)].current;
+    const size_t now = alloc::getDeviceStats(index_).allocated_bytes[kAggregate].current;
     return now > baseline_ ? now - baseline_ : 0;
   }
 #endif
@@ -143,8 +155,7 @@ size_t MemoryMeter::peak() const {
 #ifdef GEODL_WITH_CUDA
   if (cuda_) {
     namespace alloc = c10::cuda::CUDACachingAllocator;
-    const auto stats = alloc::getDeviceStats(index_);
-    const size_t peak = stats.allocated_bytes[static_cast<size_t>(alloc::StatType::AGGREGATE)].peak;
+    const size_t peak = alloc::getDeviceStats(index_).allocated_bytes[kAggregate].peak;
     return peak > baseline_ ? peak - baseline_ : 0;
   }
 #endif
