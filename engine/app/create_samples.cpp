@@ -131,23 +131,24 @@ SampleResult createSamples(const SampleOptions& options, Progress& progress) {
     data_type = wide ? "Float64" : "Float32";
   }
 
-  // One class mapping for every source: string values in sorted order, from 1.
-  std::set<std::string> names_set;
-  for (const auto& s : options.sources) {
-    io::LabelSource ls{s.vector, s.layer, s.field, options.ignored_values};
-    for (auto& v : io::LabelRasterizer::stringValues(ls)) names_set.insert(v);
-  }
-  const std::vector<std::string> string_names(names_set.begin(), names_set.end());
+  // Each label file read once; string classes then share one mapping: the names found in
+  // all of them, in sorted order, from 1.
   std::vector<std::unique_ptr<io::LabelRasterizer>> labels;
-  std::set<int> found;
-  std::map<int, std::string> class_names;
-  bool any_strings = false, any_ints = false;
+  std::set<std::string> names_set;
   for (size_t i = 0; i < options.sources.size(); ++i) {
     const auto& s = options.sources[i];
     io::LabelSource ls{s.vector, s.layer, s.field, options.ignored_values};
-    labels.push_back(std::make_unique<io::LabelRasterizer>(ls, rasters[i]->info(),
-                                                           options.ignore_index, string_names));
-    const auto& table = labels.back()->classes();
+    labels.push_back(
+        std::make_unique<io::LabelRasterizer>(ls, rasters[i]->info(), options.ignore_index));
+    for (auto& v : labels.back()->stringValues()) names_set.insert(v);
+  }
+  const std::vector<std::string> string_names(names_set.begin(), names_set.end());
+  std::set<int> found;
+  std::map<int, std::string> class_names;
+  bool any_strings = false, any_ints = false;
+  for (auto& rasterizer : labels) {
+    if (rasterizer->classes().string_values) rasterizer->numberStringClasses(string_names);
+    const auto& table = rasterizer->classes();
     (table.string_values ? any_strings : any_ints) = true;
     for (size_t k = 0; k < table.ids.size(); ++k) {
       found.insert(table.ids[k]);
@@ -192,9 +193,10 @@ SampleResult createSamples(const SampleOptions& options, Progress& progress) {
       if (f->GetGeometryRef()) all.addGeometry(f->GetGeometryRef());
     if (all.IsEmpty())
       throw InputError("the validation layer '" + options.validation_vector + "' has no polygon");
+    std::unique_ptr<OGRGeometry> merged(all.UnionCascaded());
+    if (!merged) merged.reset(all.clone());
     for (size_t i = 0; i < rasters.size(); ++i) {
-      std::unique_ptr<OGRGeometry> area(all.UnionCascaded());
-      if (!area) area.reset(all.clone());
+      std::unique_ptr<OGRGeometry> area(merged->clone());
       OGRSpatialReference rsrs;
       rsrs.importFromWkt(rasters[i]->info().crs_wkt.c_str());
       rsrs.SetAxisMappingStrategy(OAMS_TRADITIONAL_GIS_ORDER);

@@ -29,6 +29,12 @@ void validate(const BatchProbeOptions& o) {
   if (o.max_batch < 1) throw InputError("the batch limit must be at least 1");
 }
 
+void synchronize(const std::string& device) {
+#ifdef GEODL_WITH_CUDA
+  if (device.rfind("cuda", 0) == 0) torch::cuda::synchronize();
+#endif
+}
+
 // Everything one measurement needs, built on the device under the meter.
 class StepRunner {
  public:
@@ -55,6 +61,17 @@ class StepRunner {
     return trainStep(*model_, *optimizer_, b);
   }
 
+  // Peak memory and wall time of one step at `batch`.
+  StepMeasurement measure(int batch, MemoryMeter& meter) {
+    meter.resetPeak();
+    const auto t0 = std::chrono::steady_clock::now();
+    step(batch);
+    synchronize(device_);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return {batch, double(meter.peak()), seconds};
+  }
+
  private:
   const BatchProbeOptions& options_;
   std::string device_;
@@ -65,12 +82,6 @@ class StepRunner {
 bool isOutOfMemory(const c10::Error& e) {
   return dynamic_cast<const c10::OutOfMemoryError*>(&e) != nullptr ||
          std::string(e.what()).find("out of memory") != std::string::npos;
-}
-
-void synchronize(const std::string& device) {
-#ifdef GEODL_WITH_CUDA
-  if (device.rfind("cuda", 0) == 0) torch::cuda::synchronize();
-#endif
 }
 
 }  // namespace
@@ -87,17 +98,17 @@ StepMeasurement measureTrainingStep(const BatchProbeOptions& options, int batch,
   runner.step(batch);  // warm-up: gradients and optimizer state now exist
   synchronize(device);
   meter.resetPeak();
-  double seconds = 0;
+  StepMeasurement total{batch, double(meter.peak()), 0.0};
   for (int r = 0; r < repeats; ++r) {
     progress.checkCancelled();
     progress.report(double(r + 1) / (repeats + 1), "step " + std::to_string(r + 1));
-    const auto t0 = std::chrono::steady_clock::now();
-    runner.step(batch);
-    synchronize(device);
-    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const StepMeasurement m = runner.measure(batch, meter);
+    total.peak_bytes = std::max(total.peak_bytes, m.peak_bytes);
+    total.seconds += m.seconds;
   }
   progress.report(1.0, "");
-  return {batch, double(meter.peak()), repeats > 0 ? seconds / repeats : 0.0};
+  if (repeats > 0) total.seconds /= repeats;
+  return total;
 }
 
 BatchProbeResult probeMaxBatch(const BatchProbeOptions& options, Progress& progress) {
@@ -119,13 +130,7 @@ BatchProbeResult probeMaxBatch(const BatchProbeOptions& options, Progress& progr
   for (int i = 0; i < 2; ++i) {
     progress.checkCancelled();
     progress.report(0.05 + 0.25 * i, "measuring batch " + std::to_string(small[i]));
-    meter.resetPeak();
-    const auto t0 = std::chrono::steady_clock::now();
-    runner.step(small[i]);
-    synchronize(result.device);
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    result.measurements.push_back({small[i], double(meter.peak()), seconds});
+    result.measurements.push_back(runner.measure(small[i], meter));
   }
   auto fit = [&](const StepMeasurement& a, const StepMeasurement& b) {
     result.bytes_per_sample = std::max(1.0, (b.peak_bytes - a.peak_bytes) / (b.batch - a.batch));
@@ -140,13 +145,7 @@ BatchProbeResult probeMaxBatch(const BatchProbeOptions& options, Progress& progr
     const int quarter = predicted / 4;
     progress.checkCancelled();
     progress.report(0.45, "measuring batch " + std::to_string(quarter));
-    meter.resetPeak();
-    const auto t0 = std::chrono::steady_clock::now();
-    runner.step(quarter);
-    synchronize(result.device);
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    result.measurements.push_back({quarter, double(meter.peak()), seconds});
+    result.measurements.push_back(runner.measure(quarter, meter));
     predicted = fit(result.measurements[1], result.measurements[2]);
   }
   {

@@ -25,6 +25,8 @@ struct Shape {
   OGREnvelope envelope;
   double burn = 0;
   GIntBig fid = 0;
+  std::string value;  // the class as written, for string fields
+  bool named = false; // a string class, numbered by numberStringClasses()
 };
 
 OGRLayer* openLayer(GDALDataset& ds, const LabelSource& source) {
@@ -61,34 +63,21 @@ bool isStringField(OGRLayer& layer, int index) {
 
 }  // namespace
 
-std::vector<std::string> LabelRasterizer::stringValues(const LabelSource& source) {
-  Dataset ds = openVector(source.path);
-  OGRLayer* layer = openLayer(*ds, source);
-  const int index = fieldIndex(*layer, source);
-  std::set<std::string> values;
-  if (!isStringField(*layer, index)) return {};
-  layer->ResetReading();
-  for (auto& feature : *layer) {
-    if (!feature->IsFieldSetAndNotNull(index)) continue;
-    const std::string v = feature->GetFieldAsString(index);
-    if (std::find(source.ignored_values.begin(), source.ignored_values.end(), v) ==
-        source.ignored_values.end())
-      values.insert(v);
-  }
-  return {values.begin(), values.end()};
-}
-
 struct LabelRasterizer::Impl {
   std::vector<Shape> shapes;  // in burn order
   std::array<double, 6> geotransform{};
+  std::string path;
+  int ignore_index = 255;
   Dataset window;             // MEM dataset reused for every window of the same size
   int window_w = 0, window_h = 0;
 };
 
 LabelRasterizer::LabelRasterizer(const LabelSource& source, const RasterInfo& raster,
-                                 int ignore_index, const std::vector<std::string>& string_names)
+                                 int ignore_index)
     : impl_(std::make_unique<Impl>()) {
   impl_->geotransform = raster.geotransform;
+  impl_->path = source.path;
+  impl_->ignore_index = ignore_index;
   Dataset ds = openVector(source.path);
   OGRLayer* layer = openLayer(*ds, source);
   const int index = fieldIndex(*layer, source);
@@ -115,12 +104,6 @@ LabelRasterizer::LabelRasterizer(const LabelSource& source, const RasterInfo& ra
                                    raster.path + "'"));
   }
 
-  std::map<std::string, int> string_ids;
-  std::vector<std::string> names = string_names;
-  if (strings && names.empty()) names = stringValues(source);
-  for (size_t i = 0; i < names.size(); ++i) string_ids[names[i]] = int(i) + 1;
-
-  std::set<int> found = {0};
   size_t features = 0;
   layer->ResetReading();
   for (auto& feature : *layer) {
@@ -135,21 +118,12 @@ LabelRasterizer::LabelRasterizer(const LabelSource& source, const RasterInfo& ra
                        "; ground truth must be polygons or multipolygons");
     if (!feature->IsFieldSetAndNotNull(index)) continue;  // no class: background
     const std::string text = feature->GetFieldAsString(index);
-    int id;
-    if (std::find(source.ignored_values.begin(), source.ignored_values.end(), text) !=
-        source.ignored_values.end()) {
+    int id = 0;  // string classes are numbered below
+    const bool ignored = std::find(source.ignored_values.begin(), source.ignored_values.end(),
+                                   text) != source.ignored_values.end();
+    if (ignored) {
       id = ignore_index;
-    } else if (strings) {
-      auto it = string_ids.find(text);
-      if (it == string_ids.end())
-        throw InputError("the class '" + text + "' of '" + source.path +
-                         "' is not in the class list: " + [&] {
-                           std::string all;
-                           for (auto& n : names) all += (all.empty() ? "" : ", ") + n;
-                           return all;
-                         }());
-      id = it->second;
-    } else {
+    } else if (!strings) {
       const GIntBig value = feature->GetFieldAsInteger64(index);
       if (value < 0 || value > 254 || value == ignore_index)
         throw InputError("feature " + std::to_string(feature->GetFID()) + " of '" + source.path +
@@ -158,8 +132,11 @@ LabelRasterizer::LabelRasterizer(const LabelSource& source, const RasterInfo& ra
                          "to leave out)");
       id = int(value);
     }
-    if (id != ignore_index) found.insert(id);
     Shape shape;
+    if (strings && !ignored) {
+      shape.value = text;
+      shape.named = true;
+    }
     shape.geometry.reset(geometry->clone());
     if (transform && shape.geometry->transform(transform.get()) != OGRERR_NONE)
       throw InputError(gdalMessage("feature " + std::to_string(feature->GetFID()) + " of '" +
@@ -188,15 +165,51 @@ LabelRasterizer::LabelRasterizer(const LabelSource& source, const RasterInfo& ra
                      formatExtent(vector_extent) + " and the raster " +
                      formatExtent(raster_extent));
 
+  if (strings)
+    numberStringClasses(stringValues());
+  else
+    sortAndListClasses({});
+}
+
+std::vector<std::string> LabelRasterizer::stringValues() const {
+  std::set<std::string> values;
+  for (const auto& s : impl_->shapes)
+    if (s.named) values.insert(s.value);
+  return {values.begin(), values.end()};
+}
+
+void LabelRasterizer::numberStringClasses(const std::vector<std::string>& names) {
+  std::map<std::string, int> ids;
+  for (size_t i = 0; i < names.size(); ++i) ids[names[i]] = int(i) + 1;
+  for (auto& s : impl_->shapes) {
+    if (!s.named) continue;  // ignored
+    auto it = ids.find(s.value);
+    if (it == ids.end()) {
+      std::string all;
+      for (const auto& n : names) all += (all.empty() ? "" : ", ") + n;
+      throw InputError("the class '" + s.value + "' of '" + impl_->path +
+                       "' is not in the class list: " + all);
+    }
+    s.burn = it->second;
+  }
+  sortAndListClasses(names);
+}
+
+void LabelRasterizer::sortAndListClasses(const std::vector<std::string>& names) {
   // Burn order: ascending class id, then feature id; the last burned wins.
   std::stable_sort(impl_->shapes.begin(), impl_->shapes.end(), [](const Shape& a, const Shape& b) {
     return a.burn != b.burn ? a.burn < b.burn : a.fid < b.fid;
   });
+  std::set<int> found = {0};
+  for (const auto& s : impl_->shapes)
+    if (int(s.burn) != impl_->ignore_index) found.insert(int(s.burn));
+  classes_.ids.clear();
+  classes_.names.clear();
   for (int id : found) {
     classes_.ids.push_back(id);
     if (id == 0)
       classes_.names.push_back("background");
-    else if (strings)
+    else if (classes_.string_values)
       classes_.names.push_back(names.at(size_t(id - 1)));
     else
       classes_.names.push_back(std::to_string(id));

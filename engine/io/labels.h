@@ -32,23 +32,29 @@ struct LabelSource {
 // geo-deep-learning's ORDER BY class ASC did.
 class LabelRasterizer {
  public:
-  // `string_ids`: the id of each string class when the caller has fixed them already
-  // (several label files sharing one mapping); empty: ids in sorted order of the names
-  // found, from 1. Throws InputError for every problem listed in the README (missing
-  // field, no features, non-polygon geometry, missing CRS, no overlap...).
-  LabelRasterizer(const LabelSource& source, const RasterInfo& raster, int ignore_index,
-                  const std::vector<std::string>& string_names = {});
+  // Reads the layer once. String classes are numbered in sorted order of the names found,
+  // from 1, until numberStringClasses() says otherwise. Throws InputError for every
+  // problem listed in the README (missing field, no features, non-polygon geometry,
+  // missing CRS, no overlap...).
+  LabelRasterizer(const LabelSource& source, const RasterInfo& raster, int ignore_index);
   ~LabelRasterizer();
+
+  // The distinct string classes found (sorted; ignored values left out), empty for an
+  // integer field.
+  std::vector<std::string> stringValues() const;
+  // Numbers the string classes by their position in `names`, from 1: one mapping shared
+  // by several label files. Throws InputError when a class found is not in `names`.
+  void numberStringClasses(const std::vector<std::string>& names);
 
   // Class id per pixel of window [x, x+w) x [y, y+h): 0 under no polygon.
   void rasterize(int x, int y, int w, int h, std::vector<uint8_t>& labels) const;
 
   // Every class value found: ids (with 0), names, and whether the field held strings.
   const ClassTable& classes() const { return classes_; }
-  // The distinct string values found (sorted), for building a shared mapping.
-  static std::vector<std::string> stringValues(const LabelSource& source);
 
  private:
+  // Sorts the shapes into burn order and lists the classes found.
+  void sortAndListClasses(const std::vector<std::string>& names);
   struct Impl;
   std::unique_ptr<Impl> impl_;
   ClassTable classes_;

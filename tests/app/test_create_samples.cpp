@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <set>
 
 #include "app/create_samples.h"
 #include "core/errors.h"
@@ -157,6 +158,28 @@ TEST(CreateSamples, ValidationBlocksNeverShareAWindow) {
     for (auto [vx, vy] : val)
       EXPECT_FALSE(std::abs(tx - vx) < 16 && std::abs(ty - vy) < 16)
           << "trn (" << tx << "," << ty << ") overlaps val (" << vx << "," << vy << ")";
+}
+
+TEST(CreateSamples, ValidationPolygonsTakeTheWindowsInsideAndDropThoseAcross) {
+  Scene scene(200, 200);
+  NullProgress progress;
+  auto o = scene.options(16, 16);
+  o.split_mode = SplitMode::ValidationPolygons;
+  // Columns 0..39 (x 1000-1040), all rows and beyond (the last row of windows reaches past
+  // the raster): windows at columns 0 and 16 are inside, the one
+  // at 32 straddles the border, the others are outside.
+  o.validation_vector = test::makeVector(scene.dir.path("val.gpkg"), 32618, "id", OFTInteger,
+                                         {{box(1000, 1700, 1040, 2000), "1"}});
+  const auto result = createSamples(o, progress);
+  io::Dataset footprints = io::openVector(result.footprint_path);
+  std::set<int> trn_cols, val_cols;
+  for (auto& f : *footprints->GetLayer(0))
+    (std::string(f->GetFieldAsString("split")) == "trn" ? trn_cols : val_cols)
+        .insert(f->GetFieldAsInteger("col"));
+  EXPECT_EQ(val_cols, (std::set<int>{0, 16}));
+  EXPECT_EQ(trn_cols.count(32), 0u);
+  EXPECT_EQ(*trn_cols.begin(), 48);
+  EXPECT_EQ(result.splits[1].samples, 2 * 13);  // 2 columns x 13 rows (0..192)
 }
 
 void expectError(const std::function<void()>& f, const std::string& part) {
