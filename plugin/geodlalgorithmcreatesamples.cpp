@@ -1,8 +1,6 @@
 #include "geodlalgorithmcreatesamples.h"
 
 #include <QCoreApplication>
-#include <QDir>
-#include <QFileInfo>
 #include <QIcon>
 
 #include <qgsexception.h>
@@ -16,6 +14,7 @@
 
 #include "app/create_samples.h"
 #include "core/errors.h"
+#include "geodlenginecall.h"
 #include "geodlfeedbackprogress.h"
 
 namespace
@@ -198,6 +197,7 @@ QVariantMap GeoDLCreateSamplesAlgorithm::processAlgorithm( const QVariantMap &pa
       options.validation_vector = parameterAsCompatibleSourceLayerPathAndLayerName( parameters, QStringLiteral( "VALIDATION_LAYER" ), context,
                                   QStringList() << QStringLiteral( "gpkg" ) << QStringLiteral( "shp" ), QStringLiteral( "gpkg" ), feedback,
                                   &validationLayer ).toStdString();
+      options.validation_layer = validationLayer.toStdString();
       break;
     }
   }
@@ -215,22 +215,10 @@ QVariantMap GeoDLCreateSamplesAlgorithm::processAlgorithm( const QVariantMap &pa
   if ( !footprint.endsWith( QLatin1String( ".gpkg" ), Qt::CaseInsensitive ) )
     throw QgsProcessingException( tr( "Sample footprints are written as a GeoPackage: give a .gpkg file (got %1)." ).arg( footprint ) );
   options.footprint_path = footprint.toStdString();
-  QDir().mkpath( QFileInfo( footprint ).absolutePath() );
 
   GeoDLFeedbackProgress progress( feedback );
-  geodl::SampleResult result;
-  try
-  {
-    result = geodl::createSamples( options, progress );
-  }
-  catch ( const geodl::Cancelled & )
-  {
-    throw QgsProcessingException( tr( "Cancelled by the user: no sample store was written." ) );
-  }
-  catch ( ... )
-  {
-    throw QgsProcessingException( QString::fromStdString( geodl::describeCurrentException() ) );
-  }
+  const geodl::SampleResult result = geodlEngineCall( [&] { return geodl::createSamples( options, progress ); },
+                                     tr( "Cancelled by the user: no sample store was written." ) );
   for ( const std::string &w : result.warnings )
     feedback->reportError( QString::fromStdString( w ), false );
 

@@ -11,6 +11,7 @@
 #include "core/batch_probe.h"
 #include "core/errors.h"
 #include "core/model_spec.h"
+#include "geodlenginecall.h"
 #include "geodlfeedbackprogress.h"
 
 namespace
@@ -123,20 +124,8 @@ QVariantMap GeoDLEstimateBatchSizeAlgorithm::processAlgorithm( const QVariantMap
   options.confirm = parameterAsBoolean( parameters, QStringLiteral( "CONFIRM" ), context );
 
   GeoDLFeedbackProgress progress( feedback );
-  geodl::BatchProbeResult result;
-  // No exception of the engine may reach QGIS: each becomes a Processing error.
-  try
-  {
-    result = geodl::probeMaxBatch( options, progress );
-  }
-  catch ( const geodl::Cancelled & )
-  {
-    throw QgsProcessingException( tr( "Cancelled by the user." ) );
-  }
-  catch ( ... )
-  {
-    throw QgsProcessingException( QString::fromStdString( geodl::describeCurrentException() ) );
-  }
+  const geodl::BatchProbeResult result = geodlEngineCall( [&] { return geodl::probeMaxBatch( options, progress ); },
+                                         tr( "Cancelled by the user." ) );
 
   const double mib = 1024.0 * 1024.0;
   feedback->pushInfo( tr( "Device: %1, %2 threads" ).arg( QString::fromStdString( result.device ) ).arg( result.threads ) );

@@ -183,10 +183,13 @@ SampleResult createSamples(const SampleOptions& options, Progress& progress) {
   std::vector<std::unique_ptr<OGRGeometry>> validation_area(options.sources.size());
   if (options.split_mode == SplitMode::ValidationPolygons) {
     io::Dataset ds = io::openVector(options.validation_vector);
-    OGRLayer* layer = ds->GetLayer(0);
+    OGRLayer* layer = options.validation_layer.empty()
+                          ? ds->GetLayer(0)
+                          : ds->GetLayerByName(options.validation_layer.c_str());
     if (!layer || !layer->GetSpatialRef())
-      throw InputError("the validation layer '" + options.validation_vector +
-                       "' has no layer or no CRS");
+      throw InputError("the validation polygons '" + options.validation_vector +
+                       (options.validation_layer.empty() ? "" : "|" + options.validation_layer) +
+                       "' are missing or have no CRS");
     auto srs = io::gisSrs(layer->GetSpatialRef());
     OGRGeometryCollection all;
     for (auto& f : *layer)

@@ -43,6 +43,7 @@ struct SampleOptions {
   SplitMode split_mode = SplitMode::FromSources;
   double validation_percent = 0;     // ValidationPercent
   std::string validation_vector;     // ValidationPolygons
+  std::string validation_layer;      // its layer; empty: the first
   uint64_t seed = 0;
   std::string footprint_path;        // empty: <output_folder>/samples_footprint.gpkg
   // Data-parallel sampling: this process keeps windows i with i % world_size == rank.

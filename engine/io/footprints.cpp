@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 
 #include "core/errors.h"
 #include "io/gdal_util.h"
@@ -28,6 +29,7 @@ FootprintWriter::FootprintWriter(const std::string& path, const std::string& crs
   const std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
   const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
   impl_->temp_path = dir + ".tmp-" + std::to_string(getpid()) + "-" + name;
+  if (!dir.empty()) std::filesystem::create_directories(dir);
   GDALDriver* driver = GetGDALDriverManager()->GetDriverByName("GPKG");
   CPLErrorReset();
   impl_->ds.reset(driver->Create(impl_->temp_path.c_str(), 0, 0, 0, GDT_Unknown, nullptr));

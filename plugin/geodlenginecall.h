@@ -1,0 +1,26 @@
+// Runs a call into the engine from an algorithm: no exception of the engine reaches QGIS,
+// each becomes a QgsProcessingException with the engine's message.
+#pragma once
+
+#include <QString>
+
+#include <qgsexception.h>
+
+#include "core/errors.h"
+
+template <typename Call>
+auto geodlEngineCall( Call &&call, const QString &cancelledMessage ) -> decltype( call() )
+{
+  try
+  {
+    return call();
+  }
+  catch ( const geodl::Cancelled & )
+  {
+    throw QgsProcessingException( cancelledMessage );
+  }
+  catch ( ... )
+  {
+    throw QgsProcessingException( QString::fromStdString( geodl::describeCurrentException() ) );
+  }
+}
