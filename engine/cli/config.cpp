@@ -55,7 +55,7 @@ const std::map<std::string, std::set<std::string>>& knownKeys() {
                     "gamma", "class_weights", "batch_metrics", "target_size", "ignore_index",
                     "augmentation", "rotate_limit", "rotate_prob", "hflip_prob", "vflip_prob",
                     "patience", "threads", "device", "seed", "deterministic", "checkpoint",
-                    "memory_budget_mib"}},
+                    "memory_budget_mib", "best_metric", "bf16", "loader_threads"}},
       {"models", {"unet", "unetsmall", "checkpointed_unet", "ternausnet"}},
       {"inference", {"img_csv_file", "working_folder", "state_dict_path", "chunk_size",
                      "overlap", "batch_size", "device", "tta", "probabilities", "vector"}},
@@ -70,17 +70,22 @@ std::string resolvePath(const std::string& value, const fs::path& base) {
 }
 
 template <typename T>
-T get(const YAML::Node& config, const char* section, const char* key, const T& fallback) {
-  const YAML::Node node = config[section] ? config[section][key] : YAML::Node();
+T getNode(const YAML::Node& node, const std::string& name, const T& fallback) {
   if (!node || node.IsNull()) return fallback;
   try {
     return node.as<T>();
   } catch (const YAML::Exception&) {
-    throw InputError(std::string("the config key ") + section + "." + key + " has the value '" +
-                     YAML::Dump(node) + "', which is not a valid " +
+    throw InputError("the config key " + name + " has the value '" + YAML::Dump(node) +
+                     "', which is not a valid " +
                      (std::is_same<T, bool>::value ? "boolean" :
                       std::is_same<T, std::string>::value ? "string" : "number"));
   }
+}
+
+template <typename T>
+T get(const YAML::Node& config, const char* section, const char* key, const T& fallback) {
+  const YAML::Node node = config[section] ? config[section][key] : YAML::Node();
+  return getNode<T>(node, std::string(section) + "." + key, fallback);
 }
 
 std::vector<std::string> splitCsvLine(const std::string& line) {
@@ -208,6 +213,93 @@ SampleOptions sampleOptionsFromConfig(const YAML::Node& config, const std::strin
     for (const auto& v : ignored) o.ignored_values.push_back(v.Scalar());
   else if (ignored && ignored.IsScalar())
     o.ignored_values.push_back(ignored.Scalar());
+  return o;
+}
+
+TrainOptions trainOptionsFromConfig(const YAML::Node& config, const std::string& config_path) {
+  const fs::path base = fs::absolute(fs::path(config_path)).parent_path();
+  TrainOptions o;
+  o.model = get<std::string>(config, "global", "model_name", o.model);
+  o.num_classes = get<int>(config, "global", "num_classes", 0);
+  o.bands = get<int>(config, "global", "number_of_bands", 0);
+  o.sample_size = get<int>(config, "global", "samples_size", 0);
+  const std::string data_path =
+      resolvePath(get<std::string>(config, "global", "data_path", ""), base);
+  if (data_path.empty()) throw InputError("the config has no global.data_path");
+  o.train_store = (fs::path(data_path) / "samples" / "trn_samples.hdf5").string();
+  o.val_store = (fs::path(data_path) / "samples" / "val_samples.hdf5").string();
+  const std::string output = get<std::string>(config, "training", "output_path", "");
+  o.output_folder = output.empty() ? (fs::path(data_path) / "model").string()
+                                   : resolvePath(output, base);
+  o.num_trn_samples = get<int64_t>(config, "training", "num_trn_samples", -1);
+  o.num_val_samples = get<int64_t>(config, "training", "num_val_samples", -1);
+  const YAML::Node training = config["training"];
+  const YAML::Node batch = training ? training["batch_size"] : YAML::Node();
+  if (batch && batch.IsScalar() && (batch.Scalar() == "auto" || batch.Scalar() == "0"))
+    o.batch_size = 0;
+  else
+    o.batch_size = get<int>(config, "training", "batch_size", 0);
+  if (o.batch_size < 0) throw InputError("training.batch_size must be a positive number or auto");
+  o.epochs = get<int>(config, "training", "num_epochs", o.epochs);
+  o.learning_rate = get<double>(config, "training", "learning_rate", o.learning_rate);
+  o.weight_decay = get<double>(config, "training", "weight_decay", o.weight_decay);
+  o.step_size = get<int>(config, "training", "step_size", o.step_size);
+  o.gamma = get<double>(config, "training", "gamma", o.gamma);
+  const YAML::Node weights = training ? training["class_weights"] : YAML::Node();
+  if (weights && weights.IsSequence()) {
+    o.class_weighting = ClassWeighting::Given;
+    for (const auto& w : weights) {
+      try {
+        o.class_weights.push_back(w.as<double>());
+      } catch (const YAML::Exception&) {
+        throw InputError("training.class_weights has the value '" + YAML::Dump(w) +
+                         "', which is not a number");
+      }
+    }
+  } else if (weights && weights.IsScalar() && weights.Scalar() == "auto") {
+    o.class_weighting = ClassWeighting::Auto;
+  } else if (weights && weights.IsScalar() && !weights.Scalar().empty()) {
+    if (get<bool>(config, "training", "class_weights", false))
+      throw InputError("training.class_weights: true does not say which weights; use auto "
+                       "(from the class frequencies) or a list with one weight per class");
+  }
+  // Augmentation: geo-deep-learning has had the keys in training and in training.augmentation.
+  const YAML::Node aug = training && training["augmentation"] && training["augmentation"].IsMap()
+                             ? training["augmentation"] : YAML::Node();
+  const auto augKey = [&](const char* key, double fallback) {
+    if (aug && aug[key]) return getNode<double>(aug[key], std::string("training.augmentation.") + key, fallback);
+    return get<double>(config, "training", key, fallback);
+  };
+  o.augmentation.rotate_limit = augKey("rotate_limit", 0);
+  o.augmentation.rotate_prob = augKey("rotate_prob", 0);
+  o.augmentation.hflip_prob = augKey("hflip_prob", 0);
+  o.augmentation.vflip_prob = augKey("vflip_prob", 0);
+  o.patience = get<int>(config, "training", "patience", 0);
+  o.best_metric = get<std::string>(config, "training", "best_metric", o.best_metric);
+  o.seed = get<int64_t>(config, "training", "seed", get<int64_t>(config, "global", "seed", -1));
+  o.deterministic = get<bool>(config, "training", "deterministic", false);
+  o.threads = get<int>(config, "training", "threads", 0);
+  o.device = get<std::string>(config, "training", "device", o.device);
+  o.bf16 = get<bool>(config, "training", "bf16", false);
+  o.checkpoint = get<bool>(config, "training", "checkpoint", false);
+  o.memory_budget_mib = get<double>(config, "training", "memory_budget_mib", 0);
+  o.loader_threads = get<int>(config, "training", "loader_threads", 0);
+  // models.<model_name>: dropout, probability, pretrained, checkpoint.
+  const YAML::Node model = config["models"] ? config["models"][o.model] : YAML::Node();
+  if (model && model.IsMap()) {
+    const std::string section = "models." + o.model + ".";
+    o.dropout = getNode<bool>(model["dropout"], section + "dropout", false);
+    o.dropout_probability =
+        getNode<double>(model["probability"], section + "probability", o.dropout_probability);
+    o.checkpoint = o.checkpoint || getNode<bool>(model["checkpoint"], section + "checkpoint", false);
+    const YAML::Node pretrained = model["pretrained"];
+    if (pretrained && pretrained.IsScalar()) {
+      const std::string v = pretrained.Scalar();
+      const bool off = v.empty() || v == "False" || v == "false" || v == "no" || v == "None" ||
+                       v == "null" || v == "~";
+      if (!off) o.pretrained = resolvePath(v, base);
+    }
+  }
   return o;
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "app/create_samples.h"
+#include "app/train.h"
 
 namespace geodl::cli {
 
@@ -27,5 +28,16 @@ std::vector<SampleSource> readPrepCsv(const std::string& path);
 // ignore_values and unlabelled_ignored. Relative
 // paths are taken from the config file's folder.
 SampleOptions sampleOptionsFromConfig(const YAML::Node& config, const std::string& config_path);
+
+// The training job from a config: global.model_name, num_classes, number_of_bands,
+// samples_size, data_path (stores read from <data_path>/samples/{trn,val}_samples.hdf5);
+// training.output_path (default <data_path>/model), num_trn_samples, num_val_samples,
+// batch_size (a number, or auto), num_epochs, learning_rate, weight_decay, step_size, gamma,
+// class_weights (false, auto or a list), the augmentation keys (rotate_limit, rotate_prob,
+// hflip_prob, vflip_prob; directly under training or in training.augmentation), and
+// GeoDL's patience, best_metric, seed, deterministic, threads, device, bf16, checkpoint,
+// memory_budget_mib, loader_threads; models.<model_name>.dropout, probability, pretrained
+// and checkpoint. Relative paths are taken from the config file's folder.
+TrainOptions trainOptionsFromConfig(const YAML::Node& config, const std::string& config_path);
 
 }  // namespace geodl::cli

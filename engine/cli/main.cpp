@@ -3,18 +3,22 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <fstream>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <sstream>
 
 #include "app/create_samples.h"
+#include "app/train.h"
 #include "cli/config.h"
 #include "cli/progress_bar.h"
 #include "core/batch_probe.h"
 #include "core/errors.h"
 #include "core/metadata.h"
+#include "core/model_file.h"
 #include "core/model_spec.h"
+#include "io/sample_store.h"
 #include "io/synthetic_scene.h"
 
 namespace {
@@ -115,6 +119,154 @@ int runSamples(const std::string& config_path, const SampleOverrides& over, bool
   return kOk;
 }
 
+// Command-line values for `geodl train` (unset: the config's value stays).
+struct TrainOverrides {
+  std::string data_path, output_path, model, batch_size, device, train_store, val_store,
+      best_metric;
+  int epochs = 0, threads = -1, patience = -1;
+  double learning_rate = 0, memory_budget_mib = 0;
+  int64_t num_trn_samples = -1, num_val_samples = -1, seed = -1;
+  bool deterministic = false, resume = false, checkpoint = false, bf16 = false;
+};
+
+std::string readText(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+int runTrain(const std::string& config_path, const TrainOverrides& over, bool quiet) {
+  geodl::TrainOptions options;
+  if (!config_path.empty()) {
+    const YAML::Node config = geodl::cli::loadConfig(config_path);
+    for (const auto& key : geodl::cli::unknownKeys(config))
+      std::cerr << "geodl: warning: unknown config key '" << key << "' is ignored" << std::endl;
+    YAML::Node patched = YAML::Clone(config);
+    if (!over.data_path.empty()) patched["global"]["data_path"] = over.data_path;
+    if (!over.model.empty()) patched["global"]["model_name"] = over.model;
+    options = geodl::cli::trainOptionsFromConfig(patched, config_path);
+    options.config_text = readText(config_path);
+    if (!over.data_path.empty()) {  // relative to the current folder, not the config's
+      const auto data = std::filesystem::absolute(over.data_path);
+      options.train_store = (data / "samples" / "trn_samples.hdf5").string();
+      options.val_store = (data / "samples" / "val_samples.hdf5").string();
+      if (!YAML::Node(config["training"])["output_path"])
+        options.output_folder = (data / "model").string();
+    }
+  } else if (over.train_store.empty() || over.val_store.empty() || over.output_path.empty()) {
+    throw geodl::InputError("give a config file, or --train-store, --val-store and "
+                            "--output-path");
+  }
+  if (!over.model.empty()) options.model = over.model;
+  if (!over.train_store.empty()) options.train_store = over.train_store;
+  if (!over.val_store.empty()) options.val_store = over.val_store;
+  if (!over.output_path.empty()) options.output_folder = over.output_path;
+  if (!over.batch_size.empty()) {
+    if (over.batch_size == "auto") {
+      options.batch_size = 0;
+    } else {
+      try {
+        options.batch_size = std::stoi(over.batch_size);
+      } catch (const std::exception&) {
+        throw geodl::InputError("--batch-size takes a number or auto, not '" + over.batch_size + "'");
+      }
+    }
+  }
+  if (over.epochs > 0) options.epochs = over.epochs;
+  if (over.learning_rate > 0) options.learning_rate = over.learning_rate;
+  if (over.threads >= 0) options.threads = over.threads;
+  if (over.patience >= 0) options.patience = over.patience;
+  if (over.memory_budget_mib > 0) options.memory_budget_mib = over.memory_budget_mib;
+  if (over.num_trn_samples >= 0) options.num_trn_samples = over.num_trn_samples;
+  if (over.num_val_samples >= 0) options.num_val_samples = over.num_val_samples;
+  if (over.seed >= 0) options.seed = over.seed;
+  if (!over.device.empty()) options.device = over.device;
+  if (!over.best_metric.empty()) options.best_metric = over.best_metric;
+  options.deterministic = options.deterministic || over.deterministic;
+  options.checkpoint = options.checkpoint || over.checkpoint;
+  options.bf16 = options.bf16 || over.bf16;
+  options.resume = over.resume;
+
+  geodl::cli::ProgressBar progress(quiet);
+  geodl::TrainResult result;
+  try {
+    result = geodl::train(options, progress);
+  } catch (const geodl::Cancelled&) {
+    std::cerr << "\ngeodl: training stopped; the last complete epoch is in "
+              << (std::filesystem::absolute(options.output_folder) / "last_checkpoint.pt").string()
+              << " (continue with --resume)" << std::endl;
+    throw;
+  }
+  std::cout << std::fixed << std::setprecision(4);
+  for (const auto& r : result.epochs)
+    if (r.epoch == result.best_epoch) {
+      std::cout << "best epoch: " << r.epoch << " (val loss " << r.val_loss << ", mean IoU "
+                << r.val.mean_iou << ")\n";
+      for (size_t c = 0; c < r.val.per_class.size(); ++c)
+        std::cout << "  IoU " << result.class_names[c] << ": "
+                  << (r.val.per_class[c].present ? std::to_string(r.val.per_class[c].iou)
+                                                 : std::string("absent"))
+                  << "\n";
+    }
+  std::cout << "model: " << result.model_path << "\n"
+            << "checkpoint: " << result.checkpoint_path << "\n"
+            << "metrics: " << result.csv_path << "\n"
+            << "report: " << result.report_path << std::endl;
+  return kOk;
+}
+
+std::string firstWktName(const std::string& wkt) {
+  const auto open = wkt.find('"');
+  if (open == std::string::npos) return wkt.empty() ? "none" : wkt;
+  const auto close = wkt.find('"', open + 1);
+  return wkt.substr(open + 1, close - open - 1);
+}
+
+int runInfo(const std::string& path, bool as_json) {
+  std::ifstream probe(path, std::ios::binary);
+  char signature[8] = {};
+  probe.read(signature, 8);
+  if (probe && std::string(signature + 1, 3) == "HDF") {
+    const auto store = geodl::io::readStoreMetadata(path);
+    const auto& m = store.metadata;
+    std::cout << "sample store: " << path << "\n"
+              << "split: " << m.split << "\nsamples: " << store.samples << " of " << m.sample_size
+              << " x " << m.sample_size << " px, " << m.bands << " bands (" << m.data_type
+              << ")\nclasses:";
+    for (size_t i = 0; i < m.class_ids.size(); ++i)
+      std::cout << " " << m.class_ids[i] << "=" << (i < m.class_names.size() ? m.class_names[i] : "")
+                << " (" << (i < m.class_pixel_counts.size() ? m.class_pixel_counts[i] : 0)
+                << " px)";
+    std::cout << "\nignore index: " << m.ignore_index << "\nCRS: " << firstWktName(m.crs_wkt)
+              << "\nwritten by: GeoDL " << m.engine_version << std::endl;
+    return kOk;
+  }
+  if (as_json) {
+    std::cout << geodl::toJson(geodl::readModelInfo(path), 2) << std::endl;
+    return kOk;
+  }
+  auto loaded = geodl::loadModelFile(path);
+  const auto& i = loaded.info;
+  std::cout << std::setprecision(6);
+  std::cout << "model file: " << path << "\n"
+            << "model: " << i.model_name << " (" << geodl::architectureName(i.spec.architecture)
+            << (i.spec.checkpoint ? ", trained with checkpointing" : "")
+            << (i.spec.dropout ? ", dropout " + std::to_string(i.spec.dropout_probability) : "")
+            << "), " << geodl::parameterCount(i.spec) << " parameters\n"
+            << "bands: " << i.spec.bands << " (" << i.data_type << "), normalization mean/std:";
+  for (int b = 0; b < i.spec.bands; ++b) std::cout << " " << i.band_mean[b] << "/" << i.band_std[b];
+  std::cout << "\nsample size: " << i.sample_size << " px\nclasses:";
+  for (const auto& c : i.classes) std::cout << " " << c.id << "=" << c.name << " " << c.colour << ";";
+  std::cout << "\nignore index: " << i.ignore_index << "\nCRS: " << firstWktName(i.crs_wkt)
+            << ", pixel size " << i.pixel_size_x << " x " << i.pixel_size_y << "\n"
+            << "epochs trained: " << i.epochs_trained << ", best epoch " << i.best_epoch
+            << " by " << i.best_metric << "\nbest metrics: " << i.metrics_json << "\n"
+            << "written: " << i.created << " by GeoDL " << i.engine_version << "\n"
+            << "weights digest: " << geodl::weightsDigest(*loaded.model) << std::endl;
+  return kOk;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -192,6 +344,51 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   scene->add_option("--seed", scene_seed, "Random seed")->capture_default_str();
 
+  std::string train_config;
+  TrainOverrides tover;
+  auto* train = app.add_subcommand(
+      "train", "Train a segmentation model on sample stores (geo-deep-learning config)");
+  train->add_option("config", train_config, "geo-deep-learning config.yaml (optional with "
+                                            "--train-store, --val-store and --output-path)");
+  train->add_option("--data-path", tover.data_path,
+                    "global.data_path (stores read from DATA_PATH/samples)");
+  train->add_option("--output-path", tover.output_path, "training.output_path");
+  train->add_option("--train-store", tover.train_store, "Training store (instead of DATA_PATH)");
+  train->add_option("--val-store", tover.val_store, "Validation store (instead of DATA_PATH)");
+  train->add_option("--model", tover.model, model_help);
+  train->add_option("--epochs", tover.epochs, "training.num_epochs")->check(CLI::PositiveNumber);
+  train->add_option("--batch-size", tover.batch_size,
+                    "training.batch_size: a number, or auto (largest that fits the memory budget)");
+  train->add_option("--memory-budget-mib", tover.memory_budget_mib,
+                    "Budget for --batch-size auto (default: half the free RAM, 90% of a GPU)")
+      ->check(CLI::PositiveNumber);
+  train->add_option("--learning-rate", tover.learning_rate, "training.learning_rate")
+      ->check(CLI::PositiveNumber);
+  train->add_option("--num-trn-samples", tover.num_trn_samples, "training.num_trn_samples")
+      ->check(CLI::PositiveNumber);
+  train->add_option("--num-val-samples", tover.num_val_samples, "training.num_val_samples")
+      ->check(CLI::PositiveNumber);
+  train->add_option("--patience", tover.patience, "Early stopping after N epochs without progress")
+      ->check(CLI::NonNegativeNumber);
+  train->add_option("--best-metric", tover.best_metric, "loss or miou: what picks the best model")
+      ->check(CLI::IsMember({"loss", "miou"}));
+  train->add_option("--seed", tover.seed, "Random seed")->check(CLI::NonNegativeNumber);
+  train->add_flag("--deterministic", tover.deterministic,
+                  "Deterministic algorithms: the same seed gives the same losses");
+  train->add_option("--threads", tover.threads, "CPU threads (0: all cores)")
+      ->check(CLI::NonNegativeNumber);
+  train->add_option("--device", tover.device, "auto, cpu, cuda or cuda:N");
+  train->add_flag("--checkpoint", tover.checkpoint, "Gradient checkpointing");
+  train->add_flag("--bf16", tover.bf16, "bfloat16 autocast (GPU)");
+  train->add_flag("--resume", tover.resume,
+                  "Continue from OUTPUT_PATH/last_checkpoint.pt (after a stop or a crash)");
+
+  std::string info_path;
+  bool info_json = false;
+  auto* info = app.add_subcommand("info", "Describe a model file or a sample store");
+  info->add_option("file", info_path, "model.pt, last_checkpoint.pt or a .hdf5 store")->required();
+  info->add_flag("--json", info_json, "The model file's metadata as JSON");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -202,6 +399,8 @@ int main(int argc, char** argv) {
   try {
     if (*models) return runModels();
     if (*samples) return runSamples(config_path, over, quiet);
+    if (*train) return runTrain(train_config, tover, quiet);
+    if (*info) return runInfo(info_path, info_json);
     if (*scene) {
       const std::string config = geodl::io::makeDemoDataset(scene_folder, scene_size, scene_seed);
       std::cout << "scenes, labels, prep CSV and config written; run: geodl samples " << config

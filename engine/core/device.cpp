@@ -1,9 +1,17 @@
 #include "core/device.h"
 
 #include <torch/cuda.h>
+#include <ATen/Context.h>
 #include <ATen/Parallel.h>
 
+#include <fstream>
+#include <sstream>
 #include <thread>
+
+#ifdef GEODL_WITH_CUDA
+#include <c10/cuda/CUDAGuard.h>
+#include <cuda_runtime_api.h>
+#endif
 
 #include "core/errors.h"
 
@@ -23,10 +31,34 @@ std::string resolveDevice(const std::string& requested) {
   throw InputError("unknown device '" + requested + "'; use auto, cpu, cuda or cuda:N");
 }
 
+double defaultMemoryBudgetMiB(const std::string& device) {
+#ifdef GEODL_WITH_CUDA
+  if (device.rfind("cuda", 0) == 0) {
+    const auto colon = device.find(':');
+    c10::cuda::CUDAGuard guard(colon == std::string::npos ? 0 : std::stoi(device.substr(colon + 1)));
+    size_t free = 0, total = 0;
+    if (cudaMemGetInfo(&free, &total) == cudaSuccess) return 0.9 * double(free) / (1024.0 * 1024.0);
+  }
+#endif
+  std::ifstream meminfo("/proc/meminfo");
+  std::string line;
+  while (std::getline(meminfo, line)) {
+    std::istringstream fields(line);
+    std::string key;
+    double kib = 0;
+    if (fields >> key >> kib && key == "MemAvailable:") return kib / 1024.0 / 2.0;
+  }
+  return 4096;  // no /proc: a modest default
+}
+
 int configureThreads(int threads) {
   if (threads < 0) throw InputError("the number of threads cannot be negative");
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
   at::set_num_threads(threads);
+  // Tiny gradients late in training become denormal floats, which the CPU computes up to
+  // ten times slower: flush them to zero in this thread and in every worker of the pool.
+  at::globalContext().setFlushDenormal(true);
+  at::parallel_for(0, threads, 1, [](int64_t, int64_t) { at::globalContext().setFlushDenormal(true); });
   return threads;
 }
 

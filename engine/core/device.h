@@ -11,7 +11,12 @@ std::string resolveDevice(const std::string& requested);
 
 bool cudaAvailable();
 
+// A memory budget for training when none is given, in MiB: half the RAM the system
+// reports available on the CPU; 90% of the free memory on a GPU.
+double defaultMemoryBudgetMiB(const std::string& device);
+
 // Sets LibTorch's intra-op threads; 0 means every available core. Returns the count set.
+// Denormal floats are flushed to zero in every compute thread (they slow CPUs down).
 int configureThreads(int threads);
 
 }  // namespace geodl

@@ -1,23 +1,85 @@
 #include "core/train_step.h"
 
+#include <ATen/autocast_mode.h>
+#include <torch/version.h>
+#include <torch/cuda.h>
+
+#include <chrono>
+
 namespace geodl {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point start, const torch::Tensor& on) {
+  if (on.is_cuda()) torch::cuda::synchronize();
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+}  // namespace
+
+Bf16Autocast::Bf16Autocast(bool enabled) : enabled_(enabled) {
+  if (!enabled_) return;
+#if TORCH_VERSION_MAJOR >= 2 && TORCH_VERSION_MINOR >= 4 || TORCH_VERSION_MAJOR >= 3
+  at::autocast::set_autocast_dtype(at::kCUDA, at::kBFloat16);
+  at::autocast::set_autocast_enabled(at::kCUDA, true);
+#else
+  at::autocast::set_autocast_gpu_dtype(at::kBFloat16);
+  at::autocast::set_enabled(true);
+#endif
+}
+
+Bf16Autocast::~Bf16Autocast() {
+  if (!enabled_) return;
+#if TORCH_VERSION_MAJOR >= 2 && TORCH_VERSION_MINOR >= 4 || TORCH_VERSION_MAJOR >= 3
+  at::autocast::set_autocast_enabled(at::kCUDA, false);
+#else
+  at::autocast::set_enabled(false);
+#endif
+  at::autocast::clear_cache();
+}
 
 torch::Tensor segmentationLoss(const torch::Tensor& logits, const torch::Tensor& labels,
                                const LossOptions& loss) {
   auto options = torch::nn::functional::CrossEntropyFuncOptions().ignore_index(loss.ignore_index);
-  if (loss.class_weights.defined()) options.weight(loss.class_weights);
-  return torch::nn::functional::cross_entropy(logits, labels, options);
+  if (loss.class_weights.defined()) options.weight(loss.class_weights.to(logits.device()));
+  // Under autocast the logits may be bfloat16; the loss is taken in float32.
+  return torch::nn::functional::cross_entropy(logits.to(torch::kFloat), labels, options);
+}
+
+double trainStep(SegmentationModelImpl& model, torch::optim::Optimizer& optimizer,
+                 const Batch& batch, const StepOptions& options) {
+  model.train();
+  optimizer.zero_grad();
+  auto start = Clock::now();
+  torch::Tensor value;
+  {
+    Bf16Autocast autocast(options.bf16_autocast);
+    value = segmentationLoss(model.forward(batch.images), batch.labels, options.loss);
+  }
+  if (options.timings) {
+    options.timings->forward += secondsSince(start, value);
+    start = Clock::now();
+  }
+  value.backward();
+  if (options.after_backward) options.after_backward(model);
+  if (options.timings) {
+    options.timings->backward += secondsSince(start, value);
+    start = Clock::now();
+  }
+  optimizer.step();
+  const double loss = value.item<double>();
+  if (options.timings) options.timings->optimizer += secondsSince(start, value);
+  return loss;
 }
 
 double trainStep(SegmentationModelImpl& model, torch::optim::Optimizer& optimizer,
                  const Batch& batch, const LossOptions& loss, const GradientHook& after_backward) {
-  model.train();
-  optimizer.zero_grad();
-  torch::Tensor value = segmentationLoss(model.forward(batch.images), batch.labels, loss);
-  value.backward();
-  if (after_backward) after_backward(model);
-  optimizer.step();
-  return value.item<double>();
+  StepOptions options;
+  options.loss = loss;
+  options.after_backward = after_backward;
+  return trainStep(model, optimizer, batch, options);
 }
 
 }  // namespace geodl

@@ -23,10 +23,36 @@ struct LossOptions {
 // Called between backward and the optimizer step (e.g. to all-reduce gradients).
 using GradientHook = std::function<void(torch::nn::Module&)>;
 
+// Where a step's time goes (seconds; on a GPU each phase is synchronized when timed).
+struct StepTimings {
+  double forward = 0, backward = 0, optimizer = 0;
+};
+
+struct StepOptions {
+  LossOptions loss;
+  GradientHook after_backward;  // between backward and the optimizer step
+  bool bf16_autocast = false;   // forward in bfloat16 autocast (CUDA only)
+  StepTimings* timings = nullptr;  // added to when given
+};
+
 // Forward, cross-entropy, backward, hook, optimizer step. Returns the batch loss.
+double trainStep(SegmentationModelImpl& model, torch::optim::Optimizer& optimizer,
+                 const Batch& batch, const StepOptions& options);
 double trainStep(SegmentationModelImpl& model, torch::optim::Optimizer& optimizer,
                  const Batch& batch, const LossOptions& loss = {},
                  const GradientHook& after_backward = {});
+
+// bfloat16 autocast on CUDA for the guard's lifetime (nothing when disabled).
+class Bf16Autocast {
+ public:
+  explicit Bf16Autocast(bool enabled);
+  ~Bf16Autocast();
+  Bf16Autocast(const Bf16Autocast&) = delete;
+  Bf16Autocast& operator=(const Bf16Autocast&) = delete;
+
+ private:
+  bool enabled_;
+};
 
 // The loss trainStep minimises.
 torch::Tensor segmentationLoss(const torch::Tensor& logits, const torch::Tensor& labels,

@@ -297,7 +297,8 @@ StoreContents readStoreMetadata(const std::string& path) {
   m.bands = int(readIntAttribute(f, "bands"));
   m.data_type = readStringAttribute(f, "data_type");
   m.num_classes = int(readIntAttribute(f, "num_classes"));
-  m.ignore_index = int(readIntAttribute(f, "ignore_index"));
+  // geo-deep-learning's stores have no attributes: 255 is their "no label" value too.
+  m.ignore_index = hasAttribute(f, "ignore_index") ? int(readIntAttribute(f, "ignore_index")) : 255;
   m.class_ids = readArrayAttribute<int>(f, "class_ids", H5T_NATIVE_INT);
   m.class_names = readStringsAttribute(f, "class_names");
   m.class_pixel_counts = readArrayAttribute<int64_t>(f, "class_pixel_counts", H5T_NATIVE_INT64);
@@ -363,6 +364,15 @@ SampleStoreReader::~SampleStoreReader() = default;
 void SampleStoreReader::read(int64_t index, float* image, uint8_t* labels) const {
   readRow(impl_->sat.get(), index, image, H5T_NATIVE_FLOAT, path_);
   readRow(impl_->map.get(), index, labels, H5T_NATIVE_UINT8, path_);
+}
+
+std::array<double, 6> readSampleGeotransform(const std::string& path, int64_t index) {
+  std::array<double, 6> geotransform{0, 0, 0, 0, 0, 0};
+  Id file = openStore(path);
+  if (H5Lexists(file.get(), "sample_geotransform", H5P_DEFAULT) <= 0) return geotransform;
+  Id ds(H5Dopen2(file.get(), "sample_geotransform", H5P_DEFAULT), H5Dclose);
+  readRow(ds.get(), index, geotransform.data(), H5T_NATIVE_DOUBLE, path);
+  return geotransform;
 }
 
 void readSample(const std::string& path, int64_t index, std::vector<double>& image,

@@ -84,6 +84,10 @@ class SampleStoreReader {
   int sample_size_ = 0, bands_ = 0;
 };
 
+// The geotransform of sample `index` (all zeros in stores without one, e.g.
+// geo-deep-learning's): its pixel size is the training data's.
+std::array<double, 6> readSampleGeotransform(const std::string& path, int64_t index);
+
 // One sample's pixels and labels (opens the store for this one read).
 void readSample(const std::string& path, int64_t index, std::vector<double>& image,
                 std::vector<uint8_t>& labels);

@@ -254,7 +254,28 @@ std::string makeDemoDataset(const std::string& folder, int size, uint64_t seed) 
           "  samples_dist: 96\n"
           "  remove_background: True\n"
           "  mask_input_image: False\n"
-          "  min_annotated_percent: 0\n";
+          "  min_annotated_percent: 0\n"
+          "\n"
+          "training:\n"
+          "  output_path: model\n"
+          "  batch_size: 16\n"
+          "  num_epochs: 8\n"
+          "  learning_rate: 0.001\n"
+          "  weight_decay: 0\n"
+          "  step_size: 4\n"
+          "  gamma: 0.5\n"
+          "  class_weights: False\n"
+          "  seed: 1\n"
+          "  augmentation:\n"
+          "    rotate_limit: 45\n"
+          "    rotate_prob: 0.5\n"
+          "    hflip_prob: 0.5\n"
+          "    vflip_prob: 0.5\n"
+          "\n"
+          "models:\n"
+          "  unetsmall:\n"
+          "    dropout: False\n"
+          "    probability: 0.2\n";
   return config;
 }
 

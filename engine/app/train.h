@@ -1,0 +1,104 @@
+// Training a segmentation model on sample stores: the second job of the workflow.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/augment.h"
+#include "core/metrics.h"
+#include "core/progress.h"
+
+namespace geodl {
+
+enum class ClassWeighting {
+  None,   // every class weighs the same (training.class_weights: false)
+  Auto,   // inverse class frequency from the training store's pixel counts
+  Given,  // class_weights, one per class
+};
+
+struct TrainOptions {
+  std::string train_store;  // <data_path>/samples/trn_samples.hdf5
+  std::string val_store;    // <data_path>/samples/val_samples.hdf5
+  std::string output_folder;  // training.output_path: checkpoint, CSV, report (created)
+  std::string model_path;     // the best model; empty: <output_folder>/model.pt
+
+  // The model (global.model_name and models.<name>.*).
+  std::string model = "unetsmall";
+  bool checkpoint = false;  // gradient checkpointing on top of what the name implies
+  bool dropout = false;
+  double dropout_probability = 0.5;
+  std::string pretrained;   // GeoDL model file, torch.save'd state dict, or VGG11 (ternausnet)
+  int num_classes = 0;      // global.num_classes; 0: the store's
+  int bands = 0;            // global.number_of_bands; 0: the store's
+  int sample_size = 0;      // global.samples_size; 0: the store's
+
+  // The data.
+  int64_t num_trn_samples = -1;  // the first N samples of each store; -1: all
+  int64_t num_val_samples = -1;
+  Augmentation augmentation;     // training only
+  int loader_threads = 0;        // background threads preparing batches; 0: automatic
+  int prefetch_batches = 3;      // batches prepared ahead
+
+  // The optimization.
+  int batch_size = 0;            // 0: the largest that fits memory_budget_mib
+  double memory_budget_mib = 0;  // for batch_size 0; 0: half the free RAM, or 90% of the GPU's
+  int epochs = 100;
+  double learning_rate = 1e-4;   // Adam
+  double weight_decay = 0;
+  int step_size = 4;             // StepLR: the rate is multiplied by gamma every step_size epochs
+  double gamma = 0.9;
+  ClassWeighting class_weighting = ClassWeighting::None;
+  std::vector<double> class_weights;  // ClassWeighting::Given
+  int patience = 0;              // early stopping after this many epochs without progress; 0: off
+  std::string best_metric = "loss";  // "loss" (validation loss) or "miou" (mean IoU)
+
+  // Reproducibility and hardware.
+  int64_t seed = -1;             // -1: a random seed, recorded in the checkpoint
+  bool deterministic = false;    // deterministic algorithms (same seed: same losses)
+  int threads = 0;               // LibTorch's CPU threads; 0: all cores
+  std::string device = "auto";   // auto, cpu, cuda, cuda:N
+  bool bf16 = false;             // bfloat16 autocast (GPU only)
+
+  bool resume = false;           // continue from <output_folder>/last_checkpoint.pt
+  std::string config_text;       // the configuration as given, kept in the model file
+};
+
+struct EpochRecord {
+  int epoch = 0;  // 1-based
+  double learning_rate = 0;
+  double train_loss = 0, val_loss = 0;
+  SegmentationMetrics val;
+  double seconds = 0;        // the whole epoch, validation included
+  double data_wait = 0;      // training time spent waiting for batches
+  double forward = 0, backward = 0, optimizer = 0, validation = 0;
+  double samples_per_second = 0;  // training samples / training time (data waits included)
+};
+
+struct TrainResult {
+  std::string model_path, checkpoint_path, csv_path, report_path;
+  std::string device;
+  int threads = 0;
+  int batch_size = 0;
+  bool batch_size_probed = false;
+  int64_t train_samples = 0, val_samples = 0;
+  int64_t seed = 0;
+  int first_epoch = 1;  // > 1 after --resume
+  int best_epoch = 0;
+  bool stopped_early = false;
+  std::vector<std::string> class_names;
+  std::vector<EpochRecord> epochs;  // every epoch, those before a resume included
+};
+
+// Checks everything (stores, model options, pretrained weights, output folder) before the
+// first step, then trains with Adam and StepLR, validating each epoch. After each epoch the
+// best model, the last checkpoint, metrics.csv and report.html are replaced atomically.
+// Throws InputError/IoError for bad input, Cancelled (at the next batch; the last checkpoint
+// stays) when progress says so.
+TrainResult train(const TrainOptions& options, Progress& progress);
+
+// The class weights ClassWeighting::Auto gives: total / (present classes x count), and 0
+// for classes with no pixel.
+std::vector<double> inverseFrequencyWeights(const std::vector<int64_t>& class_pixels);
+
+}  // namespace geodl

@@ -1,0 +1,192 @@
+#include "core/model_file.h"
+
+#include <torch/serialize.h>
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "core/atomic_file.h"
+#include "core/errors.h"
+
+namespace geodl {
+
+namespace {
+
+constexpr const char* kMetadataKey = "geodl_metadata";
+constexpr const char* kModelKey = "model";
+
+using TensorMap = std::map<std::string, torch::Tensor>;
+
+TensorMap namedState(torch::nn::Module& module) {
+  TensorMap state;
+  for (const auto& p : module.named_parameters()) state[p.key()] = p.value();
+  for (const auto& b : module.named_buffers()) state[b.key()] = b.value();
+  return state;
+}
+
+std::string shapeText(const torch::Tensor& t) {
+  std::ostringstream s;
+  s << t.sizes();
+  return s.str();
+}
+
+torch::serialize::InputArchive openArchive(const std::string& path) {
+  std::ifstream probe(path, std::ios::binary);
+  if (!probe) throw InputError("cannot read the model file '" + path + "': check the path");
+  torch::serialize::InputArchive archive;
+  try {
+    archive.load_from(path, torch::Device(torch::kCPU));
+  } catch (const c10::Error&) {
+    throw InputError("'" + path + "' is not a GeoDL model file (it is not a LibTorch archive, "
+                     "or it is truncated); give the model.pt that `geodl train` wrote");
+  }
+  return archive;
+}
+
+ModelInfo readInfo(torch::serialize::InputArchive& archive, const std::string& path) {
+  c10::IValue value;
+  if (!archive.try_read(kMetadataKey, value) || !value.isString())
+    throw InputError("'" + path + "' is a LibTorch archive without GeoDL metadata; give a model "
+                     "file written by `geodl train`");
+  try {
+    return modelInfoFromJson(value.toStringRef());
+  } catch (const InputError& e) {
+    throw InputError("'" + path + "': " + e.what());
+  }
+}
+
+// Copies `source` into the model's parameters and buffers, checking names and shapes.
+void assignState(torch::nn::Module& model, const TensorMap& source, const std::string& path,
+                 bool buffers_required) {
+  torch::NoGradGuard no_grad;
+  for (auto& [name, target] : namedState(model)) {
+    auto it = source.find(name);
+    const bool is_parameter = model.named_parameters().contains(name);
+    if (it == source.end()) {
+      if (!is_parameter && !buffers_required) continue;
+      throw InputError("'" + path + "' has no weights for '" + name +
+                       "': it was made for another architecture; train from scratch or give "
+                       "weights of the same model");
+    }
+    if (it->second.sizes() != target.sizes())
+      throw InputError("'" + path + "' gives '" + name + "' the shape " + shapeText(it->second) +
+                       " but the model needs " + shapeText(target) +
+                       ": the band count, class count or architecture differ from the ones the "
+                       "weights were trained with");
+    target.copy_(it->second.to(target.dtype()));
+  }
+}
+
+}  // namespace
+
+void saveModelFile(const std::string& path, const ModelInfo& info, SegmentationModelImpl& model,
+                   const std::function<void(torch::serialize::OutputArchive&)>& extra) {
+  torch::serialize::OutputArchive archive;
+  torch::serialize::OutputArchive weights;
+  model.save(weights);  // loadModelFile maps the tensors to the CPU, whatever they were on
+  archive.write(kModelKey, weights);
+  archive.write(kMetadataKey, c10::IValue(toJson(info)));
+  if (extra) extra(archive);
+  writeFileAtomically(path, [&](const std::string& temp) {
+    try {
+      archive.save_to(temp);
+    } catch (const c10::Error& e) {
+      throw IoError("cannot write the model file '" + path + "': " + e.what_without_backtrace());
+    }
+  });
+}
+
+LoadedModel loadModelFile(const std::string& path,
+                          const std::function<void(torch::serialize::InputArchive&)>& extra) {
+  auto archive = openArchive(path);
+  LoadedModel loaded;
+  loaded.info = readInfo(archive, path);
+  ModelSpec spec = loaded.info.spec;
+  spec.pretrained.clear();  // the weights come from this file
+  loaded.model = makeModel(spec);
+  // Read into a twin first: LibTorch's archive reader would silently take other shapes.
+  torch::serialize::InputArchive weights;
+  if (!archive.try_read(kModelKey, weights))
+    throw InputError("'" + path + "' has GeoDL metadata but no weights: the file is damaged");
+  auto twin = makeModel(spec);
+  try {
+    twin->load(weights);
+  } catch (const c10::Error& e) {
+    throw InputError("'" + path + "' has weights that do not fit its own description (" +
+                     e.what_without_backtrace() + "): the file is damaged");
+  }
+  assignState(*loaded.model, namedState(*twin), path, true);
+  loaded.model->eval();
+  if (extra) extra(archive);
+  return loaded;
+}
+
+ModelInfo readModelInfo(const std::string& path) {
+  auto archive = openArchive(path);
+  return readInfo(archive, path);
+}
+
+std::string weightsDigest(SegmentationModelImpl& model) {
+  uint64_t hash = 1469598103934665603ull;
+  for (const auto& [name, tensor] : namedState(model)) {
+    for (char c : name) hash = (hash ^ uint8_t(c)) * 1099511628211ull;
+    const torch::Tensor t = tensor.detach().to(torch::kCPU).contiguous();
+    const auto* bytes = static_cast<const uint8_t*>(t.data_ptr());
+    const size_t n = size_t(t.numel()) * t.element_size();
+    for (size_t i = 0; i < n; ++i) hash = (hash ^ bytes[i]) * 1099511628211ull;
+  }
+  char text[17];
+  std::snprintf(text, sizeof(text), "%016llx", static_cast<unsigned long long>(hash));
+  return text;
+}
+
+void loadPretrainedWeights(SegmentationModelImpl& model, const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw InputError("cannot read the pretrained weights '" + path + "': check the path");
+  // A GeoDL model file?
+  {
+    torch::serialize::InputArchive archive;
+    bool is_archive = true;
+    try {
+      archive.load_from(path, torch::Device(torch::kCPU));
+    } catch (const c10::Error&) {
+      is_archive = false;
+    }
+    c10::IValue meta;
+    if (is_archive && archive.try_read(kMetadataKey, meta)) {
+      const LoadedModel source = loadModelFile(path);
+      assignState(model, namedState(*source.model), path, false);
+      return;
+    }
+  }
+  // A torch.save'd dict: a state dict, or a checkpoint holding one under 'model'.
+  std::vector<char> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  c10::IValue value;
+  try {
+    value = torch::pickle_load(bytes);
+  } catch (const c10::Error& e) {
+    throw InputError("'" + path + "' is neither a GeoDL model file nor a file written by "
+                     "torch.save: " + e.what_without_backtrace());
+  }
+  for (const char* key : {"model", "state_dict"}) {
+    if (value.isGenericDict() && value.toGenericDict().contains(key) &&
+        value.toGenericDict().at(key).isGenericDict()) {
+      value = value.toGenericDict().at(key);
+      break;
+    }
+  }
+  if (!value.isGenericDict())
+    throw InputError("'" + path + "' holds no state dict (a dictionary of tensors)");
+  TensorMap state;
+  for (const auto& item : value.toGenericDict()) {
+    if (!item.key().isString() || !item.value().isTensor()) continue;
+    std::string name = item.key().toStringRef();
+    if (name.rfind("module.", 0) == 0) name = name.substr(7);  // saved from DataParallel
+    state[name] = item.value().toTensor();
+  }
+  assignState(model, state, path, false);
+}
+
+}  // namespace geodl

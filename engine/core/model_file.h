@@ -1,0 +1,43 @@
+// GeoDL model files: one LibTorch archive holding the weights and the ModelInfo (JSON),
+// written atomically. Training checkpoints use the same format plus optimizer state.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <string>
+
+#include "core/model_info.h"
+#include "core/models.h"
+
+namespace geodl {
+
+// Writes `path` through a temporary file in the same folder, flushed to disk and renamed:
+// a crash at any moment leaves either the old file or the new one. `extra` entries (e.g.
+// optimizer state) are written beside the model. Throws IoError.
+void saveModelFile(const std::string& path, const ModelInfo& info, SegmentationModelImpl& model,
+                   const std::function<void(torch::serialize::OutputArchive&)>& extra = {});
+
+struct LoadedModel {
+  ModelInfo info;
+  SegmentationModel model;  // on the CPU, in eval mode
+};
+
+// Reads a model file (or a training checkpoint). Throws InputError when the file is not a
+// GeoDL model or its weights do not fit its own description.
+LoadedModel loadModelFile(const std::string& path,
+                          const std::function<void(torch::serialize::InputArchive&)>& extra = {});
+
+// The metadata alone (the archive is read, the model is not built).
+ModelInfo readModelInfo(const std::string& path);
+
+// A digest of the weights (FNV-1a over every parameter and buffer in name order, as hex):
+// equal digests mean bit-identical models.
+std::string weightsDigest(SegmentationModelImpl& model);
+
+// Initialises `model` from a pretrained file: a GeoDL model file, or a torch.save'd
+// state dict (geo-deep-learning's checkpoints, whose dict has it under 'model', too).
+// Every parameter must be present with the same shape; otherwise InputError names the
+// first that does not fit.
+void loadPretrainedWeights(SegmentationModelImpl& model, const std::string& path);
+
+}  // namespace geodl
