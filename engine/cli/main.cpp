@@ -123,7 +123,7 @@ int runSamples(const std::string& config_path, const SampleOverrides& over, bool
 struct TrainOverrides {
   std::string data_path, output_path, model, batch_size, device, train_store, val_store,
       best_metric;
-  int epochs = 0, threads = -1, patience = -1;
+  int epochs = 0, threads = -1, patience = -1, samples_size = 0;
   double learning_rate = 0, memory_budget_mib = 0;
   int64_t num_trn_samples = -1, num_val_samples = -1, seed = -1;
   bool deterministic = false, resume = false, checkpoint = false, bf16 = false;
@@ -145,6 +145,7 @@ int runTrain(const std::string& config_path, const TrainOverrides& over, bool qu
     YAML::Node patched = YAML::Clone(config);
     if (!over.data_path.empty()) patched["global"]["data_path"] = over.data_path;
     if (!over.model.empty()) patched["global"]["model_name"] = over.model;
+    if (over.samples_size > 0) patched["global"]["samples_size"] = over.samples_size;
     options = geodl::cli::trainOptionsFromConfig(patched, config_path);
     options.config_text = readText(config_path);
     if (!over.data_path.empty()) {  // relative to the current folder, not the config's
@@ -356,6 +357,8 @@ int main(int argc, char** argv) {
   train->add_option("--train-store", tover.train_store, "Training store (instead of DATA_PATH)");
   train->add_option("--val-store", tover.val_store, "Validation store (instead of DATA_PATH)");
   train->add_option("--model", tover.model, model_help);
+  train->add_option("--samples-size", tover.samples_size, "global.samples_size (checked against the stores)")
+      ->check(CLI::Range(8, 100000));
   train->add_option("--epochs", tover.epochs, "training.num_epochs")->check(CLI::PositiveNumber);
   train->add_option("--batch-size", tover.batch_size,
                     "training.batch_size: a number, or auto (largest that fits the memory budget)");

@@ -13,7 +13,16 @@ void prepareSample(const float* image, const uint8_t* labels, int size, int band
   const double u_rotate = unit(rng), u_angle = unit(rng), u_h = unit(rng), u_v = unit(rng);
   const bool rotate = a.rotate_limit > 0 && u_rotate < a.rotate_prob;
   const bool hflip = u_h < a.hflip_prob, vflip = u_v < a.vflip_prob;
-  const double angle = rotate ? (2 * u_angle - 1) * a.rotate_limit * M_PI / 180.0 : 0.0;
+  transformSample(image, labels, size, bands, mean, std,
+                  rotate ? (2 * u_angle - 1) * a.rotate_limit : 0.0, hflip, vflip, ignore_index,
+                  out_image, out_labels);
+}
+
+void transformSample(const float* image, const uint8_t* labels, int size, int bands,
+                     const double* mean, const double* std, double angle_degrees, bool hflip,
+                     bool vflip, int ignore_index, float* out_image, int64_t* out_labels) {
+  const bool rotate = angle_degrees != 0.0;
+  const double angle = angle_degrees * M_PI / 180.0;
 
   const size_t plane = size_t(size) * size;
   std::vector<float> scale(bands), offset(bands);

@@ -27,4 +27,10 @@ void prepareSample(const float* image, const uint8_t* labels, int size, int band
                    const double* mean, const double* std, const Augmentation& augmentation,
                    std::mt19937_64& rng, int ignore_index, float* out_image, int64_t* out_labels);
 
+// The same with the transform given: flips, then a rotation by angle_degrees about the
+// sample's centre (clockwise as displayed, rows running down).
+void transformSample(const float* image, const uint8_t* labels, int size, int bands,
+                     const double* mean, const double* std, double angle_degrees, bool hflip,
+                     bool vflip, int ignore_index, float* out_image, int64_t* out_labels);
+
 }  // namespace geodl

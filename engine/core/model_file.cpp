@@ -61,9 +61,15 @@ ModelInfo readInfo(torch::serialize::InputArchive& archive, const std::string& p
 void assignState(torch::nn::Module& model, const TensorMap& source, const std::string& path,
                  bool buffers_required) {
   torch::NoGradGuard no_grad;
-  for (auto& [name, target] : namedState(model)) {
+  std::vector<std::pair<std::string, torch::Tensor>> targets;  // in the model's order
+  for (const auto& p : model.named_parameters()) targets.emplace_back(p.key(), p.value());
+  const size_t parameters = targets.size();
+  for (const auto& b : model.named_buffers()) targets.emplace_back(b.key(), b.value());
+  for (size_t i = 0; i < targets.size(); ++i) {
+    const std::string& name = targets[i].first;
+    torch::Tensor& target = targets[i].second;
     auto it = source.find(name);
-    const bool is_parameter = model.named_parameters().contains(name);
+    const bool is_parameter = i < parameters;
     if (it == source.end()) {
       if (!is_parameter && !buffers_required) continue;
       throw InputError("'" + path + "' has no weights for '" + name +
@@ -167,8 +173,11 @@ void loadPretrainedWeights(SegmentationModelImpl& model, const std::string& path
   try {
     value = torch::pickle_load(bytes);
   } catch (const c10::Error& e) {
-    throw InputError("'" + path + "' is neither a GeoDL model file nor a file written by "
-                     "torch.save: " + e.what_without_backtrace());
+    throw InputError("'" + path + "' is neither a GeoDL model file nor a torch.save'd dict of "
+                     "tensors that LibTorch can read (an OrderedDict state_dict or optimizer state "
+                     "is not); convert it with: python3 -c \"import torch; c = torch.load('" +
+                     path + "', map_location='cpu'); c = c.get('model', c); "
+                     "torch.save(dict(c), 'weights.pt')\" and give weights.pt");
   }
   for (const char* key : {"model", "state_dict"}) {
     if (value.isGenericDict() && value.toGenericDict().contains(key) &&

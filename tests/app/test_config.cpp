@@ -110,3 +110,75 @@ TEST(Config, ABadValueNamesItsKey) {
 
 }  // namespace
 }  // namespace geodl
+
+namespace geodl {
+namespace {
+
+TEST(TrainConfig, TheSeedConfigBecomesTrainingOptions) {
+  const TrainOptions o = cli::trainOptionsFromConfig(cli::loadConfig(kSeedConfig), kSeedConfig);
+  EXPECT_EQ(o.model, "unetsmall");
+  EXPECT_EQ(o.num_classes, 5);
+  EXPECT_EQ(o.bands, 3);
+  EXPECT_EQ(o.sample_size, 256);
+  EXPECT_EQ(o.train_store, "/my/data/path/samples/trn_samples.hdf5");
+  EXPECT_EQ(o.val_store, "/my/data/path/samples/val_samples.hdf5");
+  EXPECT_EQ(o.output_folder, "/my/output/path");
+  EXPECT_EQ(o.num_trn_samples, 3356);
+  EXPECT_EQ(o.num_val_samples, 1370);
+  EXPECT_EQ(o.batch_size, 32);
+  EXPECT_EQ(o.epochs, 100);
+  EXPECT_DOUBLE_EQ(o.learning_rate, 0.0001);
+  EXPECT_DOUBLE_EQ(o.weight_decay, 0);
+  EXPECT_EQ(o.step_size, 4);
+  EXPECT_DOUBLE_EQ(o.gamma, 0.9);
+  EXPECT_EQ(o.class_weighting, ClassWeighting::None);
+  EXPECT_FALSE(o.dropout);  // from unet's anchor, merged into unetsmall
+  EXPECT_DOUBLE_EQ(o.dropout_probability, 0.2);
+  EXPECT_TRUE(o.pretrained.empty());  // pretrained: False
+  EXPECT_FALSE(o.checkpoint);
+}
+
+TEST(TrainConfig, GeoDLKeysAndTheirVariants) {
+  test::TempDir dir;
+  const auto path = write(dir, "c.yaml",
+                          "global:\n  data_path: data\n  model_name: checkpointed_unet\n"
+                          "training:\n  batch_size: auto\n  class_weights: [1, 2.5, 3]\n"
+                          "  augmentation:\n    rotate_limit: 45\n    rotate_prob: 0.5\n"
+                          "  hflip_prob: 0.25\n  patience: 3\n  best_metric: miou\n  seed: 5\n"
+                          "  deterministic: true\n  threads: 2\n  memory_budget_mib: 900\n"
+                          "models:\n  checkpointed_unet:\n    dropout: true\n    probability: 0.3\n"
+                          "    pretrained: weights/start.pt\n");
+  const TrainOptions o = cli::trainOptionsFromConfig(cli::loadConfig(path), path);
+  EXPECT_EQ(o.model, "checkpointed_unet");
+  EXPECT_EQ(o.batch_size, 0);
+  EXPECT_EQ(o.class_weighting, ClassWeighting::Given);
+  EXPECT_EQ(o.class_weights, (std::vector<double>{1, 2.5, 3}));
+  EXPECT_DOUBLE_EQ(o.augmentation.rotate_limit, 45);
+  EXPECT_DOUBLE_EQ(o.augmentation.rotate_prob, 0.5);
+  EXPECT_DOUBLE_EQ(o.augmentation.hflip_prob, 0.25);  // directly under training works too
+  EXPECT_DOUBLE_EQ(o.augmentation.vflip_prob, 0);
+  EXPECT_EQ(o.patience, 3);
+  EXPECT_EQ(o.best_metric, "miou");
+  EXPECT_EQ(o.seed, 5);
+  EXPECT_TRUE(o.deterministic);
+  EXPECT_EQ(o.threads, 2);
+  EXPECT_DOUBLE_EQ(o.memory_budget_mib, 900);
+  EXPECT_TRUE(o.dropout);
+  EXPECT_DOUBLE_EQ(o.dropout_probability, 0.3);
+  EXPECT_EQ(o.pretrained, dir.path("weights/start.pt"));
+  EXPECT_EQ(o.output_folder, dir.path("data/model"));  // no output_path: beside the samples
+  EXPECT_TRUE(cli::unknownKeys(cli::loadConfig(path)).empty());
+
+  const auto weights = write(dir, "w.yaml", "global:\n  data_path: .\ntraining:\n  class_weights: auto\n");
+  EXPECT_EQ(cli::trainOptionsFromConfig(cli::loadConfig(weights), weights).class_weighting,
+            ClassWeighting::Auto);
+  const auto bad = write(dir, "b.yaml", "global:\n  data_path: .\ntraining:\n  class_weights: true\n");
+  test::expectErrorContaining([&] { cli::trainOptionsFromConfig(cli::loadConfig(bad), bad); },
+                              "use auto (from the class frequencies) or a list");
+  const auto text = write(dir, "t.yaml", "global:\n  data_path: .\ntraining:\n  num_epochs: many\n");
+  test::expectErrorContaining([&] { cli::trainOptionsFromConfig(cli::loadConfig(text), text); },
+                              "training.num_epochs has the value 'many'");
+}
+
+}  // namespace
+}  // namespace geodl

@@ -1,0 +1,429 @@
+// The trainer on stores the tests generate: the loss falls, a stopped run resumes to the
+// same weights, model files round-trip, and bad input fails before any training.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <set>
+
+#include "app/batch_loader.h"
+#include "app/train.h"
+#include "core/errors.h"
+#include "core/model_file.h"
+#include "core/test_support.h"
+#include "io/gis_fixtures.h"
+#include "io/sample_store.h"
+
+namespace geodl {
+namespace {
+
+namespace fs = std::filesystem;
+using test::expectErrorContaining;
+using test::TempDir;
+
+constexpr int kSize = 32, kBands = 3;
+
+// A store of `count` samples: class 1 is a bright rectangle on a dark, noisy background
+// (pixel values 40-70 vs 150-180), so a small network learns it in a few epochs.
+std::string makeStore(const std::string& path, int count, uint64_t seed, int classes = 2,
+                      const std::string& split = "trn") {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> corner(0, kSize - 8), extent(6, 16), noise(0, 30);
+  io::SampleStoreWriter writer(path, kSize, kBands, "Byte");
+  std::vector<int64_t> pixels(size_t(classes), 0);
+  std::vector<double> sum(kBands, 0), sq(kBands, 0);
+  for (int i = 0; i < count; ++i) {
+    const int x0 = corner(rng), y0 = corner(rng), w = extent(rng), h = extent(rng);
+    std::vector<double> image;
+    std::vector<uint8_t> labels;
+    for (int y = 0; y < kSize; ++y)
+      for (int x = 0; x < kSize; ++x) {
+        const int label = (x >= x0 && x < x0 + w && y >= y0 && y < y0 + h) ? classes - 1 : 0;
+        labels.push_back(uint8_t(label));
+        ++pixels[size_t(label)];
+        for (int b = 0; b < kBands; ++b) {
+          const double v = 40 + 110 * (label > 0) + noise(rng) + b;
+          image.push_back(v);
+          sum[b] += v;
+          sq[b] += v * v;
+        }
+      }
+    writer.append(image, labels, {x0, y0, kSize, kSize}, {1000.0 + i * kSize, 0.5, 0, 2000, 0, -0.5}, 0);
+  }
+  io::StoreMetadata m;
+  m.engine_version = "test";
+  m.split = split;
+  m.sample_size = kSize;
+  m.bands = kBands;
+  m.data_type = "Byte";
+  m.num_classes = classes;
+  for (int c = 0; c < classes; ++c) {
+    m.class_ids.push_back(c);
+    m.class_names.push_back(c == 0 ? "background" : c == classes - 1 ? "building" : "other");
+  }
+  m.class_pixel_counts = pixels;
+  const double n = double(count) * kSize * kSize;
+  for (int b = 0; b < kBands; ++b) {
+    m.band_mean.push_back(sum[b] / n);
+    m.band_std.push_back(std::sqrt(sq[b] / n - (sum[b] / n) * (sum[b] / n)));
+  }
+  m.crs_wkt = "PROJCS[\"WGS 84 / UTM zone 18N\"]";
+  writer.commit(m);
+  return path;
+}
+
+class CancelAt : public Progress {
+ public:
+  explicit CancelAt(int reports) : left_(reports) {}
+  void report(double, const std::string&) override { --left_; }
+  bool cancelled() const override { return left_ <= 0; }
+
+ private:
+  int left_;
+};
+
+class TrainTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    trn_ = makeStore(dir_.path("trn_samples.hdf5"), 24, 1);
+    val_ = makeStore(dir_.path("val_samples.hdf5"), 8, 2, 2, "val");
+  }
+  TrainOptions options(const std::string& output) const {
+    TrainOptions o;
+    o.train_store = trn_;
+    o.val_store = val_;
+    o.output_folder = dir_.path(output);
+    o.epochs = 3;
+    o.batch_size = 4;
+    o.learning_rate = 1e-3;
+    o.threads = 2;
+    o.loader_threads = 2;
+    o.seed = 7;
+    o.deterministic = true;
+    o.augmentation.hflip_prob = 0.5;
+    o.augmentation.rotate_limit = 20;
+    o.augmentation.rotate_prob = 0.5;
+    return o;
+  }
+  static std::string digest(const std::string& path) {
+    return weightsDigest(*loadModelFile(path).model);
+  }
+  TempDir dir_;
+  std::string trn_, val_;
+};
+
+TEST_F(TrainTest, LossFallsAndEveryOutputIsWritten) {
+  TrainOptions o = options("run");
+  o.epochs = 5;
+  NullProgress progress;
+  const TrainResult r = train(o, progress);
+  ASSERT_EQ(r.epochs.size(), 5u);
+  EXPECT_LT(r.epochs.back().train_loss, 0.6 * r.epochs.front().train_loss);
+  EXPECT_LT(r.epochs.back().val_loss, r.epochs.front().val_loss);
+  EXPECT_GT(r.epochs.back().val.per_class[1].iou, 0.5);
+  for (const auto& e : r.epochs) {
+    EXPECT_GT(e.samples_per_second, 0);
+    EXPECT_GE(e.data_wait, 0);
+    EXPECT_GT(e.forward + e.backward, 0);
+  }
+  // StepLR: gamma every step_size epochs.
+  EXPECT_DOUBLE_EQ(r.epochs[3].learning_rate, 1e-3);
+  EXPECT_DOUBLE_EQ(r.epochs[4].learning_rate, 1e-3 * 0.9);
+
+  for (const auto& p : {r.model_path, r.checkpoint_path, r.csv_path, r.report_path})
+    EXPECT_TRUE(fs::exists(p)) << p;
+  for (const auto& entry : fs::directory_iterator(dir_.path("run")))
+    EXPECT_EQ(entry.path().filename().string().find(".tmp-"), std::string::npos) << entry.path();
+
+  const ModelInfo info = readModelInfo(r.model_path);
+  EXPECT_EQ(info.model_name, "unetsmall");
+  EXPECT_EQ(info.spec.bands, kBands);
+  EXPECT_EQ(info.spec.classes, 2);
+  EXPECT_EQ(info.sample_size, kSize);
+  EXPECT_EQ(info.classes[1].name, "building");
+  EXPECT_EQ(info.classes[1].colour, "#e31a1c");
+  EXPECT_EQ(info.band_mean, io::readStoreMetadata(trn_).metadata.band_mean);
+  EXPECT_EQ(info.ignore_index, 255);
+  EXPECT_DOUBLE_EQ(info.pixel_size_x, 0.5);
+  EXPECT_EQ(info.crs_wkt, "PROJCS[\"WGS 84 / UTM zone 18N\"]");
+  EXPECT_EQ(info.best_epoch, r.best_epoch);
+  EXPECT_NE(info.metrics_json.find("mean_iou"), std::string::npos);
+  EXPECT_NE(info.training_json.find("\"batch_size\":4"), std::string::npos);
+
+  std::ifstream csv(r.csv_path);
+  std::string header, line;
+  std::getline(csv, header);
+  EXPECT_NE(header.find("iou_building"), std::string::npos);
+  int rows = 0;
+  while (std::getline(csv, line)) ++rows;
+  EXPECT_EQ(rows, 5);
+  std::ifstream html(r.report_path);
+  const std::string report((std::istreambuf_iterator<char>(html)), std::istreambuf_iterator<char>());
+  EXPECT_NE(report.find("<svg"), std::string::npos);
+  EXPECT_NE(report.find("<td>building</td>"), std::string::npos);
+}
+
+TEST_F(TrainTest, StoppedRunResumesToTheSameWeightsAsOneRun) {
+  NullProgress quiet;
+  const TrainResult whole = train(options("whole"), quiet);
+
+  // Stopped in the middle of epoch 2 (24 samples / 4 = 6 batches + 2 validation per epoch).
+  CancelAt stop(8 + 3);
+  EXPECT_THROW(train(options("parts"), stop), Cancelled);
+  EXPECT_EQ(readModelInfo(dir_.path("parts/last_checkpoint.pt")).epochs_trained, 1);
+  TrainOptions again = options("parts");
+  again.resume = true;
+  const TrainResult resumed = train(again, quiet);
+  EXPECT_EQ(resumed.first_epoch, 2);
+  ASSERT_EQ(resumed.epochs.size(), whole.epochs.size());
+  for (size_t e = 0; e < whole.epochs.size(); ++e) {
+    EXPECT_EQ(resumed.epochs[e].train_loss, whole.epochs[e].train_loss) << "epoch " << e + 1;
+    EXPECT_EQ(resumed.epochs[e].val_loss, whole.epochs[e].val_loss) << "epoch " << e + 1;
+  }
+  EXPECT_EQ(digest(dir_.path("parts/last_checkpoint.pt")), digest(dir_.path("whole/last_checkpoint.pt")));
+  EXPECT_EQ(digest(dir_.path("parts/model.pt")), digest(dir_.path("whole/model.pt")));
+
+  // More epochs later: continues from the end.
+  again.epochs = 4;
+  const TrainResult longer = train(again, quiet);
+  EXPECT_EQ(longer.first_epoch, 4);
+  EXPECT_EQ(longer.epochs.size(), 4u);
+}
+
+TEST_F(TrainTest, AutomaticBatchSizeAndClassWeights) {
+  TrainOptions o = options("auto");
+  o.epochs = 1;
+  o.batch_size = 0;
+  o.memory_budget_mib = 512;
+  o.class_weighting = ClassWeighting::Auto;
+  o.model = "checkpointed_unet";
+  NullProgress progress;
+  const TrainResult r = train(o, progress);
+  EXPECT_TRUE(r.batch_size_probed);
+  EXPECT_GE(r.batch_size, 1);
+  EXPECT_LE(r.batch_size, 24);  // never more than the training set
+  EXPECT_TRUE(readModelInfo(r.model_path).spec.checkpoint);
+
+  const auto w = inverseFrequencyWeights({90, 10, 0});
+  EXPECT_DOUBLE_EQ(w[0], 100.0 / (2 * 90));
+  EXPECT_DOUBLE_EQ(w[1], 100.0 / (2 * 10));
+  EXPECT_DOUBLE_EQ(w[2], 0.0);
+}
+
+TEST_F(TrainTest, EarlyStoppingAndMeanIouSelection) {
+  TrainOptions o = options("early");
+  o.epochs = 30;
+  o.learning_rate = 1e-7;  // nothing improves much: the IoU stalls
+  o.patience = 2;
+  o.best_metric = "miou";
+  NullProgress progress;
+  const TrainResult r = train(o, progress);
+  EXPECT_TRUE(r.stopped_early);
+  EXPECT_LT(r.epochs.size(), 30u);
+  EXPECT_EQ(int(r.epochs.size()) - r.best_epoch, 2);
+  EXPECT_EQ(readModelInfo(r.model_path).best_metric, "miou");
+}
+
+TEST_F(TrainTest, BadInputFailsBeforeAnythingIsWritten) {
+  NullProgress p;
+  const auto fails = [&](TrainOptions o, const std::string& part) {
+    expectErrorContaining([&] { train(o, p); }, part);
+    EXPECT_FALSE(fs::exists(fs::path(o.output_folder) / "model.pt")) << part;
+    EXPECT_FALSE(fs::exists(fs::path(o.output_folder) / "last_checkpoint.pt")) << part;
+  };
+  TrainOptions o = options("bad");
+  o.train_store = dir_.path("missing.hdf5");
+  fails(o, "does not exist; create it with `geodl samples`");
+  {
+    std::ofstream(dir_.path("text.hdf5")) << "not a store";
+  }
+  o = options("bad");
+  o.val_store = dir_.path("text.hdf5");
+  fails(o, "is not a sample store");
+  o = options("bad");
+  o.bands = 4;
+  fails(o, "global.number_of_bands is 4 but the training store's samples have 3 bands");
+  o = options("bad");
+  o.num_classes = 5;
+  fails(o, "set num_classes to 2");
+  o = options("bad");
+  o.batch_size = 25;
+  fails(o, "the training set has 24 samples, fewer than one batch of 25");
+  o = options("bad");
+  o.model = "resnet";
+  fails(o, "choose one of: unet unetsmall checkpointed_unet ternausnet");
+  o = options("bad");
+  o.class_weighting = ClassWeighting::Given;
+  o.class_weights = {1.0};
+  fails(o, "class_weights has 1 values for 2 classes");
+  o = options("bad");
+  o.resume = true;
+  fails(o, "nothing to resume");
+  o = options("bad");
+  o.bf16 = true;
+  o.device = "cpu";
+  fails(o, "bf16 autocast needs a CUDA GPU");
+  o = options("bad");
+  o.augmentation.hflip_prob = 2;
+  fails(o, "probabilities must be between 0 and 1");
+  {
+    std::ofstream(dir_.path("a_file")) << "x";
+  }
+  o = options("bad");
+  o.output_folder = dir_.path("a_file/out");
+  expectErrorContaining([&] { train(o, p); }, "cannot create the output folder");
+
+  // Pretrained weights of another class count.
+  ModelSpec five = modelSpecFromName("unetsmall");
+  five.classes = 5;
+  ModelInfo info;
+  info.model_name = "unetsmall";
+  info.spec = five;
+  info.band_mean = info.band_std = {0, 0, 0};
+  for (int c = 0; c < 5; ++c) info.classes.push_back({c, "c" + std::to_string(c), "#000000"});
+  saveModelFile(dir_.path("five.pt"), info, *makeModel(five));
+  o = options("bad");
+  o.pretrained = dir_.path("five.pt");
+  fails(o, "gives 'final.weight' the shape [5, 32, 1, 1] but the model needs [2, 32, 1, 1]");
+  o.pretrained = dir_.path("nope.pt");
+  fails(o, "the pretrained weights");
+}
+
+TEST(ModelFile, RoundTripKeepsWeightsMetadataAndOutputs) {
+  TempDir dir;
+  ModelSpec spec = modelSpecFromName("unetsmall");
+  spec.bands = 4;
+  spec.classes = 3;
+  spec.dropout = true;
+  spec.dropout_probability = 0.2;
+  torch::manual_seed(3);
+  auto model = makeModel(spec);
+  ModelInfo info;
+  info.engine_version = "9.9";
+  info.model_name = "unetsmall";
+  info.spec = spec;
+  info.sample_size = 64;
+  info.data_type = "UInt16";
+  info.band_mean = {1, 2, 3, 4};
+  info.band_std = {5, 6, 7, 8};
+  info.classes = {{0, "background", "#d9d9d9"}, {1, "building", "#e31a1c"}, {7, "water", "#1f78b4"}};
+  info.crs_wkt = "LOCAL_CS[\"x\"]";
+  info.pixel_size_x = 0.5;
+  info.pixel_size_y = 0.25;
+  info.epochs_trained = 12;
+  info.best_epoch = 9;
+  info.best_metric = "miou";
+  info.metrics_json = R"({"mean_iou":0.5})";
+  info.training_json = R"({"batch_size":8})";
+  const std::string path = dir.path("m.pt");
+  saveModelFile(path, info, *model);
+
+  const LoadedModel loaded = loadModelFile(path);
+  EXPECT_EQ(toJson(loaded.info), toJson(info));
+  EXPECT_EQ(loaded.info.classes[2].id, 7);
+  EXPECT_EQ(weightsDigest(*loaded.model), weightsDigest(*model));
+  model->eval();
+  const auto x = torch::randn({2, 4, 32, 32});
+  EXPECT_TRUE(torch::equal(loaded.model->forward(x), model->forward(x)));
+  EXPECT_EQ(toJson(readModelInfo(path)), toJson(info));
+
+  // Pretrained weights from the same kind of model: identical.
+  auto other = makeModel(spec);
+  EXPECT_NE(weightsDigest(*other), weightsDigest(*model));
+  loadPretrainedWeights(*other, path);
+  EXPECT_EQ(weightsDigest(*other), weightsDigest(*model));
+
+  // Damaged files: a clear error, not a crash.
+  const auto size = fs::file_size(path);
+  fs::copy_file(path, dir.path("cut.pt"));
+  fs::resize_file(dir.path("cut.pt"), size / 2);
+  expectErrorContaining([&] { loadModelFile(dir.path("cut.pt")); }, "is not a GeoDL model file");
+  std::ofstream(dir.path("text.pt")) << "hello";
+  expectErrorContaining([&] { readModelInfo(dir.path("text.pt")); }, "is not a GeoDL model file");
+  expectErrorContaining([&] { loadModelFile(dir.path("none.pt")); }, "cannot read the model file");
+  expectErrorContaining([&] { modelInfoFromJson(R"({"format":"geodl-model","format_version":1})"); },
+                        "has no 'model_name'");
+}
+
+TEST(ModelFile, GeoDeepLearningCheckpointLoadsAsPretrainedWeights) {
+  if (!test::pythonTorchAvailable()) GTEST_SKIP() << "Debian's python3-torch is not installed";
+  const std::string path = test::tempPath("gdl_checkpoint.pth.tar");
+  ASSERT_TRUE(test::runPythonReference("write_gdl_checkpoint.py", path));
+  ModelSpec spec = modelSpecFromName("unetsmall");
+  spec.bands = 3;
+  spec.classes = 4;
+  auto model = makeModel(spec);
+  loadPretrainedWeights(*model, path);
+  const auto dict = test::loadPickledDict(path).at("model").toGenericDict();
+  for (const auto& p : model->named_parameters())
+    EXPECT_TRUE(torch::equal(p.value(), dict.at(p.key()).toTensor())) << p.key();
+  spec.classes = 5;
+  auto wrong = makeModel(spec);
+  expectErrorContaining([&] { loadPretrainedWeights(*wrong, path); }, "the shape [4, 32, 1, 1]");
+  std::remove(path.c_str());
+}
+
+TEST(BatchLoader, EverySampleOnceInAnOrderThatDependsOnlyOnSeedAndEpoch) {
+  TempDir dir;
+  const std::string store = makeStore(dir.path("s.hdf5"), 11, 5);
+  const auto epochOrder = [&](int threads, int epoch, bool shuffle, int rank = 0, int world = 1) {
+    LoaderOptions o;
+    o.store = store;
+    o.samples = 11;
+    o.batch_size = 3;
+    o.mean = {0, 0, 0};
+    o.std = {1, 1, 1};
+    o.num_classes = 2;
+    o.seed = 9;
+    o.shuffle = shuffle;
+    o.threads = threads;
+    o.prefetch = 2;
+    o.rank = rank;
+    o.world_size = world;
+    o.augmentation.rotate_limit = 30;
+    o.augmentation.rotate_prob = 0.5;
+    BatchLoader loader(o);
+    loader.startEpoch(epoch);
+    std::vector<torch::Tensor> batches;
+    Batch b;
+    while (loader.next(b)) batches.push_back(b.images);
+    EXPECT_EQ(int64_t(batches.size()), loader.batchesPerEpoch());
+    return batches;
+  };
+  const auto one = epochOrder(1, 0, true), three = epochOrder(3, 0, true);
+  ASSERT_EQ(one.size(), 4u);  // 3 + 3 + 3 + 2
+  EXPECT_EQ(one.back().size(0), 2);
+  for (size_t i = 0; i < one.size(); ++i) EXPECT_TRUE(torch::equal(one[i], three[i]));
+  const auto next = epochOrder(2, 1, true);
+  EXPECT_FALSE(torch::equal(one[0], next[0]));
+  // Each sample appears once: compare the un-augmented mean of each sample.
+  const auto plain = epochOrder(2, 0, false);
+  std::set<float> seen;
+  for (const auto& b : plain)
+    for (int64_t i = 0; i < b.size(0); ++i) seen.insert(b[i].sum().item<float>());
+  EXPECT_EQ(seen.size(), 11u);
+  // Two ranks share the batches between them.
+  EXPECT_EQ(epochOrder(1, 0, true, 0, 2).size() + epochOrder(1, 0, true, 1, 2).size(), 4u);
+  EXPECT_TRUE(torch::equal(epochOrder(1, 0, true, 1, 2)[0], one[1]));
+}
+
+TEST(BatchLoader, LabelBeyondTheClassesIsAClearError) {
+  TempDir dir;
+  const std::string store = makeStore(dir.path("s.hdf5"), 4, 5, 3);
+  LoaderOptions o;
+  o.store = store;
+  o.samples = 4;
+  o.batch_size = 2;
+  o.mean = {0, 0, 0};
+  o.std = {1, 1, 1};
+  o.num_classes = 2;
+  BatchLoader loader(o);
+  loader.startEpoch(0);
+  Batch b;
+  expectErrorContaining([&] { loader.next(b); }, "has pixels of class 2 but the model has 2 classes");
+}
+
+}  // namespace
+}  // namespace geodl
