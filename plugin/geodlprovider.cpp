@@ -6,6 +6,7 @@
 #include "core/metadata.h"
 #include "geodlalgorithmcreatesamples.h"
 #include "geodlalgorithmestimatebatchsize.h"
+#include "geodlalgorithmtrain.h"
 
 // The icons live in a static library: their resource must be registered explicitly.
 static void initGeoDLResources()
@@ -52,4 +53,5 @@ void GeoDLProvider::loadAlgorithms()
 {
   addAlgorithm( new GeoDLCreateSamplesAlgorithm() );
   addAlgorithm( new GeoDLEstimateBatchSizeAlgorithm() );
+  addAlgorithm( new GeoDLTrainAlgorithm() );
 }

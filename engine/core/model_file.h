@@ -27,9 +27,6 @@ struct LoadedModel {
 LoadedModel loadModelFile(const std::string& path,
                           const std::function<void(torch::serialize::InputArchive&)>& extra = {});
 
-// The metadata alone (the archive is read, the model is not built).
-ModelInfo readModelInfo(const std::string& path);
-
 // A digest of the weights (FNV-1a over every parameter and buffer in name order, as hex):
 // equal digests mean bit-identical models.
 std::string weightsDigest(SegmentationModelImpl& model);

@@ -44,6 +44,10 @@ struct ModelInfo {
 std::string toJson(const ModelInfo& info, int indent = -1);
 ModelInfo modelInfoFromJson(const std::string& json);
 
+// The metadata of a model file or training checkpoint, without building the model (the
+// file is read with LibTorch: implemented in model_file.cpp). Throws InputError.
+ModelInfo readModelInfo(const std::string& path);
+
 // A default colour for a class: well-known names (building, road, water, vegetation...)
 // get their usual map colours, others a fixed palette by index.
 std::string defaultClassColour(const std::string& name, int index);

@@ -5,9 +5,11 @@
 #include <qgsprocessingalgorithm.h>
 #include <qgsprocessingcontext.h>
 #include <qgsprocessingfeedback.h>
+#include <qgsprocessingoutputs.h>
 #include <qgsprocessingregistry.h>
 
 #include <QDir>
+#include <QFile>
 #include <QFileInfo>
 #include <QTemporaryDir>
 
@@ -17,6 +19,7 @@
 
 #include "core/device.h"
 #include "io/sample_store.h"
+#include "core/model_info.h"
 #include "io/synthetic_scene.h"
 #include "geodlplugin.h"
 #include "geodlprovider.h"
@@ -33,7 +36,12 @@ class RecordingFeedback : public QgsProcessingFeedback
       errors << error;
       QgsProcessingFeedback::reportError( error, fatalError );
     }
-    QStringList errors;
+    void pushInfo( const QString &info ) override
+    {
+      infos << info;
+      QgsProcessingFeedback::pushInfo( info );
+    }
+    QStringList errors, infos;
 };
 
 QVariantMap smallProbe()
@@ -210,6 +218,97 @@ TEST_F( ProviderTest, CreateSamplesRefusesAFieldTheLayerLacks )
   alg->run( p, context, &feedback, &ok );
   EXPECT_FALSE( ok );
   EXPECT_FALSE( QFileInfo::exists( dir.filePath( QStringLiteral( "samples/trn_samples.hdf5" ) ) ) );
+}
+
+// Samples from the synthetic scene through geodl:createsamples, for the training tests.
+QVariantMap sceneSamples( const QTemporaryDir &dir )
+{
+  geodl::io::SceneOptions scene;
+  scene.size = 256;
+  const auto files = geodl::io::makeSyntheticScene( dir.path().toStdString(), "scene", scene );
+  std::unique_ptr<QgsProcessingAlgorithm> alg( QgsApplication::processingRegistry()->createAlgorithmById( QStringLiteral( "geodl:createsamples" ) ) );
+  QVariantMap p;
+  p.insert( QStringLiteral( "INPUT" ), QString::fromStdString( files.raster ) );
+  p.insert( QStringLiteral( "VECTOR" ), QString::fromStdString( files.labels ) );
+  p.insert( QStringLiteral( "FIELD" ), QStringLiteral( "class" ) );
+  p.insert( QStringLiteral( "SPLIT" ), 1 );
+  p.insert( QStringLiteral( "VALIDATION_PERCENT" ), 30 );
+  p.insert( QStringLiteral( "SAMPLE_SIZE" ), 32 );
+  p.insert( QStringLiteral( "STRIDE" ), 32 );
+  p.insert( QStringLiteral( "OUTPUT_FOLDER" ), dir.filePath( QStringLiteral( "samples" ) ) );
+  p.insert( QStringLiteral( "FOOTPRINT" ), dir.filePath( QStringLiteral( "footprints.gpkg" ) ) );
+  QgsProcessingContext context;
+  RecordingFeedback feedback;
+  bool ok = false;
+  const QVariantMap results = alg->run( p, context, &feedback, &ok );
+  EXPECT_TRUE( ok ) << feedback.errors.join( '\n' ).toStdString();
+  return results;
+}
+
+QVariantMap trainParameters( const QVariantMap &samples, const QTemporaryDir &dir )
+{
+  QVariantMap p;
+  p.insert( QStringLiteral( "TRAINING_STORE" ), samples.value( QStringLiteral( "TRAINING_STORE" ) ) );
+  p.insert( QStringLiteral( "VALIDATION_STORE" ), samples.value( QStringLiteral( "VALIDATION_STORE" ) ) );
+  p.insert( QStringLiteral( "MODEL" ), 1 );  // unetsmall
+  p.insert( QStringLiteral( "EPOCHS" ), 2 );
+  p.insert( QStringLiteral( "BATCH_SIZE" ), 8 );
+  p.insert( QStringLiteral( "LEARNING_RATE" ), 0.001 );
+  p.insert( QStringLiteral( "THREADS" ), 2 );
+  p.insert( QStringLiteral( "SEED" ), 1 );
+  p.insert( QStringLiteral( "HFLIP_PROB" ), 0.5 );
+  p.insert( QStringLiteral( "OUTPUT_MODEL" ), dir.filePath( QStringLiteral( "model/model.pt" ) ) );
+  return p;
+}
+
+TEST_F( ProviderTest, TrainOnCreatedSamplesGivesModelAndHtmlReport )
+{
+  QTemporaryDir dir;
+  const QVariantMap samples = sceneSamples( dir );
+  std::unique_ptr<QgsProcessingAlgorithm> alg( QgsApplication::processingRegistry()->createAlgorithmById( QStringLiteral( "geodl:train" ) ) );
+  ASSERT_TRUE( alg );
+  EXPECT_EQ( alg->displayName(), QStringLiteral( "Train segmentation model" ) );
+  EXPECT_TRUE( dynamic_cast<const QgsProcessingOutputHtml *>( alg->outputDefinition( QStringLiteral( "REPORT" ) ) ) );
+  EXPECT_TRUE( alg->parameterDefinition( QStringLiteral( "WEIGHT_DECAY" ) )->flags() & QgsProcessingParameterDefinition::FlagAdvanced );
+  QgsProcessingContext context;
+  RecordingFeedback feedback;
+  int progressUpdates = 0;
+  QObject::connect( &feedback, &QgsFeedback::progressChanged, [&]( double ) { ++progressUpdates; } );
+  bool ok = false;
+  const QVariantMap results = alg->run( trainParameters( samples, dir ), context, &feedback, &ok );
+  ASSERT_TRUE( ok ) << feedback.errors.join( '\n' ).toStdString();
+  EXPECT_GT( progressUpdates, 4 );
+  const QString model = results.value( QStringLiteral( "OUTPUT_MODEL" ) ).toString();
+  EXPECT_EQ( model, dir.filePath( QStringLiteral( "model/model.pt" ) ) );
+  EXPECT_TRUE( QFileInfo::exists( model ) );
+  EXPECT_EQ( geodl::readModelInfo( model.toStdString() ).classes.size(), 5u );
+  QFile report( results.value( QStringLiteral( "REPORT" ) ).toString() );
+  ASSERT_TRUE( report.open( QIODevice::ReadOnly ) );
+  EXPECT_TRUE( report.readAll().contains( "<svg" ) );
+  EXPECT_TRUE( QFileInfo::exists( results.value( QStringLiteral( "CHECKPOINT" ) ).toString() ) );
+  EXPECT_TRUE( QFileInfo::exists( results.value( QStringLiteral( "METRICS" ) ).toString() ) );
+  EXPECT_GE( results.value( QStringLiteral( "BEST_EPOCH" ) ).toInt(), 1 );
+  EXPECT_GT( results.value( QStringLiteral( "MEAN_IOU" ) ).toDouble(), 0.0 );
+  EXPECT_EQ( results.value( QStringLiteral( "BATCH_SIZE_USED" ) ).toInt(), 8 );
+  EXPECT_TRUE( feedback.infos.join( '\n' ).contains( QStringLiteral( "epoch 2/2" ) ) ) << feedback.infos.join( '\n' ).toStdString();
+
+  // Cancelled in the middle: a processing error that says how to continue, no crash.
+  RecordingFeedback cancelling;
+  QObject::connect( &cancelling, &QgsFeedback::progressChanged, [&]( double ) { cancelling.cancel(); } );
+  QVariantMap again = trainParameters( samples, dir );
+  again.insert( QStringLiteral( "OUTPUT_MODEL" ), dir.filePath( QStringLiteral( "cancelled/model.pt" ) ) );
+  alg->run( again, context, &cancelling, &ok );
+  EXPECT_FALSE( ok );
+  EXPECT_TRUE( cancelling.errors.join( '\n' ).contains( QStringLiteral( "Resume" ) ) ) << cancelling.errors.join( '\n' ).toStdString();
+  EXPECT_FALSE( QFileInfo::exists( dir.filePath( QStringLiteral( "cancelled/model.pt" ) ) ) );
+
+  // A store that is not there: the engine's message, before any training.
+  RecordingFeedback failing;
+  QVariantMap bad = trainParameters( samples, dir );
+  bad.insert( QStringLiteral( "VALIDATION_STORE" ), dir.filePath( QStringLiteral( "none.hdf5" ) ) );
+  alg->run( bad, context, &failing, &ok );
+  EXPECT_FALSE( ok );
+  EXPECT_TRUE( failing.errors.join( '\n' ).contains( QStringLiteral( "does not exist" ) ) ) << failing.errors.join( '\n' ).toStdString();
 }
 
 } // namespace

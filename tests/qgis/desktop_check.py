@@ -66,6 +66,15 @@ def check():
         RESULT['footprint_in_project'] = any(
             layer.source().split('|')[0] == footprint
             for layer in QgsProject.instance().mapLayers().values())
+        # Training on those samples, from inside the desktop: model file and HTML report.
+        out = processing.run('geodl:train', {
+            'TRAINING_STORE': out['TRAINING_STORE'], 'VALIDATION_STORE': out['VALIDATION_STORE'],
+            'MODEL': 1, 'EPOCHS': 1, 'BATCH_SIZE': 4, 'LEARNING_RATE': 0.001, 'THREADS': 2,
+            'SEED': 1, 'OUTPUT_MODEL': os.path.join(scene, 'model', 'model.pt')})
+        RESULT['model_file'] = os.path.exists(out['OUTPUT_MODEL'])
+        with open(out['REPORT']) as report:
+            RESULT['report_has_chart'] = '<svg' in report.read()
+        RESULT['best_epoch'] = out['BEST_EPOCH']
         iface.mapCanvas().setExtent(iface.activeLayer().extent())
         toolbox = utils.plugins['processing'].toolbox
         toolbox.setVisible(True)

@@ -53,6 +53,8 @@ if not (result.get('training_samples', 0) > 0 and result.get('validation_samples
     problems.append('geodl:createsamples made no samples: %r' % result)
 if not result.get('footprint_in_project'):
     problems.append('the footprint layer was not opened in the project')
+if not (result.get('model_file') and result.get('report_has_chart') and result.get('best_epoch') == 1):
+    problems.append('geodl:train gave no model file or report: %r' % result)
 if not (isinstance(result.get('max_batch'), (int, float)) and result['max_batch'] >= 1):
     problems.append('processing.run returned no max batch: %r' % result.get('max_batch'))
 if not (os.path.exists(sys.argv[2]) and os.path.getsize(sys.argv[2]) > 10000):
@@ -61,7 +63,8 @@ if problems:
     print('\n'.join(problems))
     sys.exit(1)
 print('QGIS desktop: plugin loaded, algorithms %s registered, max_batch=%d, %d+%d samples '
-      'with their footprints opened in the project; screenshot %s' % (
+      'with their footprints opened in the project, a model trained with its report; '
+      'screenshot %s' % (
           ', '.join(result['algorithms']), result['max_batch'], result['training_samples'],
           result['validation_samples'], sys.argv[2]))
 PY
