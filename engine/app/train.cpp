@@ -411,6 +411,10 @@ TrainResult train(const TrainOptions& options, Progress& progress) {
   result.val_samples = n_val;
   if (options.resume) {
     result.batch_size = state.at("batch_size");
+    if (options.batch_size > 0 && options.batch_size != result.batch_size)
+      progress.log("resuming with the checkpoint's batch size " + std::to_string(result.batch_size) +
+                   " (not " + std::to_string(options.batch_size) + "), so that the run continues "
+                   "as it began");
   } else if (options.batch_size > 0) {
     result.batch_size = options.batch_size;
   } else {

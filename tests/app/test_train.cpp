@@ -9,6 +9,7 @@
 #include <set>
 
 #include "app/batch_loader.h"
+#include "app/create_samples.h"
 #include "app/train.h"
 #include "core/errors.h"
 #include "core/model_file.h"
@@ -289,6 +290,40 @@ TEST_F(TrainTest, BadInputFailsBeforeAnythingIsWritten) {
   fails(o, "gives 'final.weight' the shape [5, 32, 1, 1] but the model needs [2, 32, 1, 1]");
   o.pretrained = dir_.path("nope.pt");
   fails(o, "the pretrained weights");
+}
+
+TEST(TrainRealData, MassachusettsClipsLearnBuildings) {
+  const std::string data = test::massachusettsFolder();
+  if (data.empty()) GTEST_SKIP() << "../shared/data/massachusetts is absent: real-data test skipped";
+  TempDir dir;
+  SampleOptions s;
+  s.sources = {{data + "/clipped/22978945_15_uint8_clipped.tif", data + "/clipped/22978945_15.gpkg", "",
+                "class", "trn"},
+               {data + "/clipped/23429155_15_uint8_clipped.tif", data + "/clipped/23429155_15.gpkg", "",
+                "class", "val"}};
+  s.output_folder = dir.path("samples");
+  s.sample_size = 32;
+  s.stride = 16;
+  s.num_classes = 2;
+  NullProgress progress;
+  const SampleResult samples = createSamples(s, progress);
+  ASSERT_EQ(samples.splits.size(), 2u);
+  TrainOptions o;
+  o.train_store = samples.splits[0].path;
+  o.val_store = samples.splits[1].path;
+  o.output_folder = dir.path("model");
+  o.epochs = 4;
+  o.batch_size = 8;
+  o.learning_rate = 2e-3;
+  o.threads = 2;
+  o.seed = 3;
+  o.augmentation.hflip_prob = 0.5;
+  const TrainResult r = train(o, progress);
+  EXPECT_LT(r.epochs.back().train_loss, 0.8 * r.epochs.front().train_loss);
+  EXPECT_TRUE(r.epochs.back().val.per_class[1].present);
+  const ModelInfo info = readModelInfo(r.model_path);
+  EXPECT_NE(info.crs_wkt.find("Massachusetts"), std::string::npos) << info.crs_wkt;
+  EXPECT_NEAR(info.pixel_size_x, 1.0, 0.05);
 }
 
 TEST(ModelFile, RoundTripKeepsWeightsMetadataAndOutputs) {
