@@ -11,6 +11,7 @@
 #include "core/batch_probe.h"
 #include "core/errors.h"
 #include "core/model_spec.h"
+#include "geodlchoices.h"
 #include "geodlenginecall.h"
 #include "geodlfeedbackprogress.h"
 
@@ -21,13 +22,6 @@ QString tr( const char *text )
   return QCoreApplication::translate( "GeoDLEstimateBatchSizeAlgorithm", text );
 }
 
-QStringList modelNames()
-{
-  QStringList names;
-  for ( const std::string &n : geodl::modelNames() )
-    names << QString::fromStdString( n );
-  return names;
-}
 } // namespace
 
 QString GeoDLEstimateBatchSizeAlgorithm::name() const
@@ -80,7 +74,7 @@ QgsProcessingAlgorithm *GeoDLEstimateBatchSizeAlgorithm::createInstance() const
 
 void GeoDLEstimateBatchSizeAlgorithm::initAlgorithm( const QVariantMap & )
 {
-  addParameter( new QgsProcessingParameterEnum( QStringLiteral( "MODEL" ), tr( "Model" ), modelNames(), false, 1 ) );
+  addParameter( new QgsProcessingParameterEnum( QStringLiteral( "MODEL" ), tr( "Model" ), geodlModelNames(), false, 1 ) );
   addParameter( new QgsProcessingParameterNumber( QStringLiteral( "SAMPLE_SIZE" ), tr( "Sample size (pixels)" ),
                 QgsProcessingParameterNumber::Integer, 256, false, 8, 100000 ) );
   addParameter( new QgsProcessingParameterNumber( QStringLiteral( "BANDS" ), tr( "Number of bands" ),
@@ -92,7 +86,7 @@ void GeoDLEstimateBatchSizeAlgorithm::initAlgorithm( const QVariantMap & )
                 QgsProcessingParameterNumber::Double, 4096, false, 1 ) );
 
   auto device = std::make_unique<QgsProcessingParameterEnum>( QStringLiteral( "DEVICE" ), tr( "Device" ),
-                QStringList() << QStringLiteral( "auto" ) << QStringLiteral( "cpu" ) << QStringLiteral( "cuda" ), false, 0 );
+                geodlDevices(), false, 0 );
   device->setFlags( device->flags() | QgsProcessingParameterDefinition::FlagAdvanced );
   addParameter( device.release() );
   auto threads = std::make_unique<QgsProcessingParameterNumber>( QStringLiteral( "THREADS" ), tr( "CPU threads (0: all cores)" ),
@@ -118,8 +112,7 @@ QVariantMap GeoDLEstimateBatchSizeAlgorithm::processAlgorithm( const QVariantMap
   options.classes = parameterAsInt( parameters, QStringLiteral( "CLASSES" ), context );
   options.checkpoint = parameterAsBoolean( parameters, QStringLiteral( "CHECKPOINT" ), context );
   options.budget_mib = parameterAsDouble( parameters, QStringLiteral( "BUDGET_MIB" ), context );
-  const QStringList devices = QStringList() << QStringLiteral( "auto" ) << QStringLiteral( "cpu" ) << QStringLiteral( "cuda" );
-  options.device = devices.value( parameterAsEnum( parameters, QStringLiteral( "DEVICE" ), context ) ).toStdString();
+  options.device = geodlDevices().value( parameterAsEnum( parameters, QStringLiteral( "DEVICE" ), context ) ).toStdString();
   options.threads = parameterAsInt( parameters, QStringLiteral( "THREADS" ), context );
   options.confirm = parameterAsBoolean( parameters, QStringLiteral( "CONFIRM" ), context );
 

@@ -15,6 +15,7 @@
 #include "app/train.h"
 #include "core/errors.h"
 #include "core/model_spec.h"
+#include "geodlchoices.h"
 #include "geodlenginecall.h"
 #include "geodlfeedbackprogress.h"
 
@@ -25,19 +26,7 @@ QString tr( const char *text )
   return QCoreApplication::translate( "GeoDLTrainAlgorithm", text );
 }
 
-QStringList modelNames()
-{
-  QStringList names;
-  for ( const std::string &n : geodl::modelNames() )
-    names << QString::fromStdString( n );
-  return names;
-}
 
-const QStringList &devices()
-{
-  static const QStringList list = QStringList() << QStringLiteral( "auto" ) << QStringLiteral( "cpu" ) << QStringLiteral( "cuda" );
-  return list;
-}
 
 } // namespace
 
@@ -108,7 +97,7 @@ void GeoDLTrainAlgorithm::initAlgorithm( const QVariantMap & )
                 QgsProcessingParameterFile::File, QStringLiteral( "hdf5" ) ) );
   addParameter( new QgsProcessingParameterFile( QStringLiteral( "VALIDATION_STORE" ), tr( "Validation samples (HDF5)" ),
                 QgsProcessingParameterFile::File, QStringLiteral( "hdf5" ) ) );
-  addParameter( new QgsProcessingParameterEnum( QStringLiteral( "MODEL" ), tr( "Model" ), modelNames(), false, 1 ) );
+  addParameter( new QgsProcessingParameterEnum( QStringLiteral( "MODEL" ), tr( "Model" ), geodlModelNames(), false, 1 ) );
   addParameter( new QgsProcessingParameterNumber( QStringLiteral( "EPOCHS" ), tr( "Epochs" ),
                 QgsProcessingParameterNumber::Integer, 100, false, 1, 100000 ) );
   addParameter( new QgsProcessingParameterNumber( QStringLiteral( "BATCH_SIZE" ), tr( "Batch size (0: largest that fits)" ),
@@ -151,7 +140,7 @@ void GeoDLTrainAlgorithm::initAlgorithm( const QVariantMap & )
   number( "SEED", tr( "Random seed (-1: random)" ), QgsProcessingParameterNumber::Integer, -1, -1, 2147483647 );
   advanced( new QgsProcessingParameterBoolean( QStringLiteral( "DETERMINISTIC" ), tr( "Deterministic" ), false ) );
   number( "THREADS", tr( "CPU threads (0: all cores)" ), QgsProcessingParameterNumber::Integer, 0, 0, 1024 );
-  advanced( new QgsProcessingParameterEnum( QStringLiteral( "DEVICE" ), tr( "Device" ), devices(), false, 0 ) );
+  advanced( new QgsProcessingParameterEnum( QStringLiteral( "DEVICE" ), tr( "Device" ), geodlDevices(), false, 0 ) );
   advanced( new QgsProcessingParameterBoolean( QStringLiteral( "BF16" ), tr( "bfloat16 autocast (GPU)" ), false ) );
   advanced( new QgsProcessingParameterBoolean( QStringLiteral( "RESUME" ), tr( "Resume from the checkpoint in the model's folder" ), false ) );
 
@@ -198,7 +187,7 @@ QVariantMap GeoDLTrainAlgorithm::processAlgorithm( const QVariantMap &parameters
   options.seed = parameterAsInt( parameters, QStringLiteral( "SEED" ), context );
   options.deterministic = parameterAsBoolean( parameters, QStringLiteral( "DETERMINISTIC" ), context );
   options.threads = parameterAsInt( parameters, QStringLiteral( "THREADS" ), context );
-  options.device = devices().value( parameterAsEnum( parameters, QStringLiteral( "DEVICE" ), context ) ).toStdString();
+  options.device = geodlDevices().value( parameterAsEnum( parameters, QStringLiteral( "DEVICE" ), context ) ).toStdString();
   options.bf16 = parameterAsBoolean( parameters, QStringLiteral( "BF16" ), context );
   options.resume = parameterAsBoolean( parameters, QStringLiteral( "RESUME" ), context );
 

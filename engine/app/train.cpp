@@ -11,6 +11,7 @@
 #include <iomanip>
 #include <random>
 #include <sstream>
+#include <thread>
 
 #include "app/batch_loader.h"
 #include "app/train_report.h"
