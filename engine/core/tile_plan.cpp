@@ -1,0 +1,64 @@
+#include "core/tile_plan.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "core/errors.h"
+
+namespace geodl {
+
+namespace {
+
+std::vector<int> origins(int size, int window, int stride) {
+  std::vector<int> out;
+  if (size <= window) return {0};
+  for (int x = 0;; x += stride) {
+    if (x + window >= size) {
+      out.push_back(size - window);
+      break;
+    }
+    out.push_back(x);
+  }
+  return out;
+}
+
+}  // namespace
+
+TilePlan planTiles(int width, int height, int window, double overlap_percent) {
+  if (width < 1 || height < 1)
+    throw InputError("the raster has no pixels (" + std::to_string(width) + " x " +
+                     std::to_string(height) + ")");
+  if (window < 1) throw InputError("the window size must be at least 1 pixel");
+  if (!(overlap_percent >= 0 && overlap_percent < 100))
+    throw InputError("the overlap must be a percentage in [0, 100)");
+  TilePlan plan;
+  plan.width = width;
+  plan.height = height;
+  plan.window = window;
+  plan.overlap = int(std::lround(window * overlap_percent / 100.0));
+  if (window <= 2 * plan.overlap)
+    throw InputError("a window of " + std::to_string(window) + " pixels is not larger than twice "
+                     "the overlap (" + std::to_string(plan.overlap) + " pixels): lower the "
+                     "overlap below 50% or use a larger window");
+  const int stride = window - plan.overlap;
+  plan.xs = origins(width, window, stride);
+  plan.ys = origins(height, window, stride);
+  return plan;
+}
+
+std::vector<float> blendWeights(int window, int overlap) {
+  std::vector<float> ramp(size_t(window), 1.0f);
+  constexpr float kFloor = 1e-3f;  // never 0: a pixel seen by one window keeps its value
+  for (int i = 0; i < overlap && i < window; ++i) {
+    const float w = std::max(kFloor, float(0.5 - 0.5 * std::cos(M_PI * (i + 0.5) / overlap)));
+    ramp[size_t(i)] = std::min(ramp[size_t(i)], w);
+    ramp[size_t(window - 1 - i)] = std::min(ramp[size_t(window - 1 - i)], w);
+  }
+  std::vector<float> weights(size_t(window) * window);
+  for (int y = 0; y < window; ++y)
+    for (int x = 0; x < window; ++x) weights[size_t(y) * window + x] = ramp[size_t(y)] * ramp[size_t(x)];
+  return weights;
+}
+
+}  // namespace geodl

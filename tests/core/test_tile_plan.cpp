@@ -1,0 +1,63 @@
+// Window plans and blend weights: exact coverage on awkward sizes.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "core/errors.h"
+#include "core/tile_plan.h"
+
+namespace geodl {
+namespace {
+
+// How many windows of the plan cover each pixel.
+std::vector<int> coverage(const TilePlan& p) {
+  std::vector<int> count(size_t(p.width) * p.height, 0);
+  for (int y0 : p.ys)
+    for (int x0 : p.xs)
+      for (int y = std::max(0, y0); y < std::min(p.height, y0 + p.window); ++y)
+        for (int x = std::max(0, x0); x < std::min(p.width, x0 + p.window); ++x)
+          ++count[size_t(y) * p.width + x];
+  return count;
+}
+
+TEST(TilePlan, GeoDeepLearningOverlapAndEdgeWindows) {
+  const TilePlan p = planTiles(1000, 700, 256, 25);  // overlap 64 px, stride 192
+  EXPECT_EQ(p.overlap, 64);
+  EXPECT_EQ(p.xs, (std::vector<int>{0, 192, 384, 576, 744}));  // the last ends at the edge
+  EXPECT_EQ(p.ys, (std::vector<int>{0, 192, 384, 444}));
+  for (int c : coverage(p)) EXPECT_GE(c, 1);
+}
+
+TEST(TilePlan, EveryPixelCoveredForAwkwardSizes) {
+  for (auto [w, h] : std::vector<std::pair<int, int>>{{1, 1}, {1, 500}, {257, 255}, {256, 256},
+                                                      {100, 3}, {513, 1025}, {600, 1}}) {
+    const TilePlan p = planTiles(w, h, 256, 10);
+    for (int c : coverage(p)) ASSERT_GE(c, 1) << w << "x" << h;
+    for (int x : p.xs) EXPECT_TRUE(x == 0 || x + 256 <= w);
+    if (w <= 256) EXPECT_EQ(p.xs, (std::vector<int>{0}));  // smaller than a window: one
+  }
+}
+
+TEST(TilePlan, RefusesAWindowNotLargerThanTwiceTheOverlap) {
+  EXPECT_THROW(planTiles(100, 100, 64, 50), InputError);
+  EXPECT_THROW(planTiles(0, 100, 64, 10), InputError);
+  EXPECT_NO_THROW(planTiles(100, 100, 64, 49));
+}
+
+TEST(TilePlan, BlendWeightsRiseSmoothlyAndNeverVanish) {
+  const int n = 16, overlap = 4;
+  const auto w = blendWeights(n, overlap);
+  const auto at = [&](int x, int y) { return w[size_t(y) * n + x]; };
+  EXPECT_FLOAT_EQ(at(8, 8), 1.0f);
+  EXPECT_GT(at(0, 0), 0.0f);
+  for (int x = 0; x + 1 < overlap; ++x) EXPECT_LT(at(x, 8), at(x + 1, 8));  // rising
+  for (int x = 0; x < n; ++x) EXPECT_FLOAT_EQ(at(x, 8), at(n - 1 - x, 8));  // symmetric
+  // Across the overlap of two neighbours the weights sum to about one: no dip, no bump.
+  for (int i = 0; i < overlap; ++i)
+    EXPECT_NEAR(at(n - overlap + i, 8) + at(i, 8), 1.0f, 1e-5) << i;
+  const auto none = blendWeights(8, 0);
+  for (float v : none) EXPECT_FLOAT_EQ(v, 1.0f);
+}
+
+}  // namespace
+}  // namespace geodl
