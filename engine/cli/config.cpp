@@ -58,7 +58,8 @@ const std::map<std::string, std::set<std::string>>& knownKeys() {
                     "memory_budget_mib", "best_metric", "bf16", "loader_threads"}},
       {"models", {"unet", "unetsmall", "checkpointed_unet", "ternausnet"}},
       {"inference", {"img_csv_file", "working_folder", "state_dict_path", "chunk_size",
-                     "overlap", "batch_size", "device", "tta", "probabilities", "vector"}},
+                     "overlap", "batch_size", "device", "tta", "probabilities", "vector",
+                     "threads"}},
   };
   return keys;
 }
@@ -301,6 +302,41 @@ TrainOptions trainOptionsFromConfig(const YAML::Node& config, const std::string&
     }
   }
   return o;
+}
+
+std::vector<std::string> readInferenceCsv(const std::string& path) {
+  std::ifstream file(path);
+  if (!file) throw IoError("cannot read the inference CSV '" + path + "'");
+  const fs::path base = fs::absolute(fs::path(path)).parent_path();
+  std::vector<std::string> rasters;
+  std::string line;
+  while (std::getline(file, line)) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const auto fields = splitCsvLine(line);
+    if (!fields[0].empty()) rasters.push_back(resolvePath(fields[0], base));
+  }
+  if (rasters.empty())
+    throw InputError("the inference CSV '" + path + "' names no raster; put one raster path per "
+                     "line");
+  return rasters;
+}
+
+ClassifyJob classifyJobFromConfig(const YAML::Node& config, const std::string& config_path) {
+  const fs::path base = fs::absolute(fs::path(config_path)).parent_path();
+  ClassifyJob job;
+  const std::string csv = resolvePath(get<std::string>(config, "inference", "img_csv_file", ""), base);
+  if (!csv.empty()) job.inputs = readInferenceCsv(csv);
+  job.working_folder = resolvePath(get<std::string>(config, "inference", "working_folder", ""), base);
+  auto& o = job.options;
+  o.model_path = resolvePath(get<std::string>(config, "inference", "state_dict_path", ""), base);
+  o.window = get<int>(config, "inference", "chunk_size", 0);
+  o.overlap = get<double>(config, "inference", "overlap", o.overlap);
+  o.batch_size = get<int>(config, "inference", "batch_size", o.batch_size);
+  o.device = get<std::string>(config, "inference", "device", o.device);
+  o.tta = get<bool>(config, "inference", "tta", false);
+  o.threads = get<int>(config, "inference", "threads", 0);
+  job.probabilities = get<bool>(config, "inference", "probabilities", false);
+  return job;
 }
 
 }  // namespace geodl::cli

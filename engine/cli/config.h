@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "app/create_samples.h"
+#include "app/classify.h"
 #include "app/train.h"
 
 namespace geodl::cli {
@@ -39,5 +40,21 @@ SampleOptions sampleOptionsFromConfig(const YAML::Node& config, const std::strin
 // memory_budget_mib, loader_threads; models.<model_name>.dropout, probability, pretrained
 // and checkpoint. Relative paths are taken from the config file's folder.
 TrainOptions trainOptionsFromConfig(const YAML::Node& config, const std::string& config_path);
+
+// The classification job from a config's inference section: img_csv_file (one raster per
+// line, first column; relative to the CSV's folder), working_folder, state_dict_path (the
+// model file), chunk_size (window), overlap (percent), and GeoDL's batch_size, device,
+// tta, probabilities, threads. `inputs` is empty when the config names no CSV.
+struct ClassifyJob {
+  std::vector<std::string> inputs;
+  std::string working_folder;
+  bool probabilities = false;
+  ClassifyOptions options;  // input and output paths left empty
+};
+ClassifyJob classifyJobFromConfig(const YAML::Node& config, const std::string& config_path);
+
+// The rasters of an inference CSV (first column of each non-empty line). Throws InputError
+// for a CSV without a raster.
+std::vector<std::string> readInferenceCsv(const std::string& path);
 
 }  // namespace geodl::cli

@@ -2,6 +2,7 @@
 // engine, and maps errors to exit codes. No computing here.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <filesystem>
@@ -9,6 +10,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "app/classify.h"
 #include "app/create_samples.h"
 #include "app/train.h"
 #include "cli/config.h"
@@ -217,6 +219,101 @@ int runTrain(const std::string& config_path, const TrainOverrides& over, bool qu
   return kOk;
 }
 
+// Command-line values for `geodl classify` (unset: the config's value stays).
+struct ClassifyOverrides {
+  std::string input, model, working_folder, output, device, extent;
+  int window = 0, batch_size = 0, threads = -1;
+  double overlap = -1;
+  bool tta = false, probabilities = false, probabilities_float = false, cog = false;
+};
+
+int runClassify(const std::string& config_path, const ClassifyOverrides& over, bool quiet) {
+  namespace fs = std::filesystem;
+  geodl::cli::ClassifyJob job;
+  if (!config_path.empty()) {
+    const YAML::Node config = geodl::cli::loadConfig(config_path);
+    for (const auto& key : geodl::cli::unknownKeys(config))
+      std::cerr << "geodl: warning: unknown config key '" << key << "' is ignored" << std::endl;
+    job = geodl::cli::classifyJobFromConfig(config, config_path);
+  }
+  auto& o = job.options;
+  if (!over.input.empty()) {
+    job.inputs.clear();
+    if (fs::is_directory(over.input)) {
+      for (const auto& entry : fs::directory_iterator(over.input)) {
+        const std::string ext = entry.path().extension().string();
+        if (entry.is_regular_file() && (ext == ".tif" || ext == ".tiff" || ext == ".TIF" || ext == ".vrt"))
+          job.inputs.push_back(entry.path().string());
+      }
+      std::sort(job.inputs.begin(), job.inputs.end());
+      if (job.inputs.empty())
+        throw geodl::InputError("the folder '" + over.input + "' holds no .tif, .tiff or .vrt raster");
+    } else {
+      job.inputs.push_back(over.input);
+    }
+  }
+  if (job.inputs.empty())
+    throw geodl::InputError("nothing to classify: give a raster or a folder (--input), or "
+                            "inference.img_csv_file in the config");
+  if (!over.model.empty()) o.model_path = over.model;
+  if (o.model_path.empty())
+    throw geodl::InputError("no model file: give --model or inference.state_dict_path");
+  if (!over.working_folder.empty()) job.working_folder = over.working_folder;
+  if (over.window > 0) o.window = over.window;
+  if (over.overlap >= 0) o.overlap = over.overlap;
+  if (over.batch_size > 0) o.batch_size = over.batch_size;
+  if (over.threads >= 0) o.threads = over.threads;
+  if (!over.device.empty()) o.device = over.device;
+  o.tta = o.tta || over.tta;
+  o.cog = over.cog;
+  o.probabilities_float = over.probabilities_float;
+  const bool probabilities = job.probabilities || over.probabilities || over.probabilities_float;
+  if (!over.extent.empty()) {
+    std::istringstream in(over.extent);
+    char c1 = 0, c2 = 0, c3 = 0;
+    if (!(in >> o.extent[0] >> c1 >> o.extent[1] >> c2 >> o.extent[2] >> c3 >> o.extent[3]) ||
+        c1 != ',' || c2 != ',' || c3 != ',')
+      throw geodl::InputError("--extent takes minx,miny,maxx,maxy in the raster's CRS, not '" +
+                              over.extent + "'");
+    o.has_extent = true;
+  }
+  if (!over.output.empty() && job.inputs.size() > 1)
+    throw geodl::InputError("--output names one file but there are " +
+                            std::to_string(job.inputs.size()) + " rasters; use --working-folder");
+  if (job.working_folder.empty() && over.output.empty())
+    throw geodl::InputError("no output folder: give --working-folder (or --output) or "
+                            "inference.working_folder");
+  if (!job.working_folder.empty()) fs::create_directories(job.working_folder);
+
+  geodl::cli::ProgressBar progress(quiet);
+  for (size_t i = 0; i < job.inputs.size(); ++i) {
+    geodl::ClassifyOptions one = o;
+    one.input = job.inputs[i];
+    const std::string stem = fs::path(one.input).stem().string();
+    one.output = !over.output.empty()
+                     ? over.output
+                     : (fs::path(job.working_folder) / (stem + "_inference.tif")).string();
+    if (probabilities)
+      one.probabilities = (fs::path(one.output).parent_path() /
+                           (fs::path(one.output).stem().string() + "_probabilities.tif")).string();
+    geodl::SubProgress part(progress, double(i) / job.inputs.size(), double(i + 1) / job.inputs.size());
+    const auto r = geodl::classify(one, part);
+    for (const auto& w : r.warnings) std::cerr << "geodl: warning: " << w << std::endl;
+    int64_t total = 0;
+    for (auto c : r.class_pixels) total += c;
+    std::cout << one.input << " -> " << r.output << " (" << r.width << " x " << r.height << ", "
+              << r.windows_computed << " windows)\n  classes:";
+    for (size_t c = 0; c < r.class_pixels.size(); ++c)
+      std::cout << " " << r.class_names[c] << " " << std::fixed << std::setprecision(1)
+                << (total ? 100.0 * r.class_pixels[c] / total : 0.0) << "%";
+    std::cout << "\n";
+    if (!r.probabilities.empty()) std::cout << "  probabilities: " << r.probabilities << "\n";
+  }
+  std::cout << std::flush;
+  progress.report(1.0, "done");
+  return kOk;
+}
+
 std::string firstWktName(const std::string& wkt) {
   const auto open = wkt.find('"');
   if (open == std::string::npos) return wkt.empty() ? "none" : wkt;
@@ -386,6 +483,37 @@ int main(int argc, char** argv) {
   train->add_flag("--resume", tover.resume,
                   "Continue from OUTPUT_PATH/last_checkpoint.pt (after a stop or a crash)");
 
+  std::string classify_config;
+  ClassifyOverrides cover;
+  auto* classify = app.add_subcommand(
+      "classify", "Classify rasters with a trained model (geo-deep-learning's inference config)");
+  classify->add_option("config", classify_config,
+                       "geo-deep-learning config.yaml (optional with --input and --model)");
+  classify->add_option("--input", cover.input, "A raster, or a folder of rasters (instead of "
+                                               "inference.img_csv_file)");
+  classify->add_option("--model", cover.model, "Model file (inference.state_dict_path)");
+  classify->add_option("--working-folder", cover.working_folder,
+                       "Where NAME_inference.tif goes (inference.working_folder)");
+  classify->add_option("--output", cover.output, "The class raster, for one input");
+  classify->add_option("--window", cover.window, "Window size in pixels (inference.chunk_size; "
+                                                 "default: the model's sample size)")
+      ->check(CLI::Range(8, 100000));
+  classify->add_option("--overlap", cover.overlap, "Overlap, percent of the window (inference.overlap)")
+      ->check(CLI::Range(0.0, 99.0));
+  classify->add_option("--batch-size", cover.batch_size, "Windows per forward pass")
+      ->check(CLI::PositiveNumber);
+  classify->add_flag("--tta", cover.tta, "Test-time augmentation: average 8 flips and turns");
+  classify->add_flag("--probabilities", cover.probabilities,
+                     "Also write NAME_inference_probabilities.tif (Byte 0-255 per class)");
+  classify->add_flag("--probabilities-float", cover.probabilities_float,
+                     "The probability raster as Float32 0-1");
+  classify->add_flag("--cog", cover.cog, "Cloud Optimized GeoTIFF outputs");
+  classify->add_option("--extent", cover.extent,
+                       "minx,miny,maxx,maxy in the raster's CRS: only there (the rest is nodata)");
+  classify->add_option("--device", cover.device, "auto, cpu, cuda or cuda:N");
+  classify->add_option("--threads", cover.threads, "CPU threads (0: all cores)")
+      ->check(CLI::NonNegativeNumber);
+
   std::string info_path;
   bool info_json = false;
   auto* info = app.add_subcommand("info", "Describe a model file or a sample store");
@@ -404,6 +532,7 @@ int main(int argc, char** argv) {
     if (*samples) return runSamples(config_path, over, quiet);
     if (*train) return runTrain(train_config, tover, quiet);
     if (*info) return runInfo(info_path, info_json);
+    if (*classify) return runClassify(classify_config, cover, quiet);
     if (*scene) {
       const std::string config = geodl::io::makeDemoDataset(scene_folder, scene_size, scene_seed);
       std::cout << "scenes, labels, prep CSV and config written; run: geodl samples " << config

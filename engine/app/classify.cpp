@@ -1,0 +1,280 @@
+#include "app/classify.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+#include <map>
+#include <sstream>
+
+#include "core/device.h"
+#include "core/errors.h"
+#include "core/model_file.h"
+#include "core/tile_plan.h"
+#include "io/geotiff_writer.h"
+#include "io/raster.h"
+
+namespace geodl {
+
+namespace {
+
+// Mirror index into [0, n) (reflection without repeating the edge pixel).
+int reflect(int v, int n) {
+  if (n == 1) return 0;
+  const int period = 2 * n - 2;
+  v = std::abs(v) % period;
+  return v >= n ? period - v : v;
+}
+
+// Types whose every value another type holds (GDAL names).
+bool typeFits(const std::string& input, const std::string& model) {
+  if (input == model || model.empty() || model == "Float32" || model == "Float64") return true;
+  static const std::map<std::string, std::vector<std::string>> wider = {
+      {"Byte", {"UInt16", "Int16", "UInt32", "Int32"}},
+      {"UInt16", {"UInt32", "Int32"}},
+      {"Int16", {"Int32"}},
+  };
+  auto it = wider.find(input);
+  return it != wider.end() && std::count(it->second.begin(), it->second.end(), model) > 0;
+}
+
+struct PixelRect {
+  int x0, y0, x1, y1;  // [x0, x1) x [y0, y1)
+};
+
+PixelRect extentToPixels(const ClassifyOptions& o, const io::RasterInfo& ri) {
+  if (!o.has_extent) return {0, 0, ri.width, ri.height};
+  const auto& gt = ri.geotransform;
+  if (gt[2] != 0 || gt[4] != 0)
+    throw InputError("an extent needs a north-up raster; '" + o.input + "' is rotated");
+  const double ax = (o.extent[0] - gt[0]) / gt[1], bx = (o.extent[2] - gt[0]) / gt[1];
+  const double ay = (o.extent[1] - gt[3]) / gt[5], by = (o.extent[3] - gt[3]) / gt[5];
+  PixelRect r{std::max(0, int(std::floor(std::min(ax, bx)))), std::max(0, int(std::floor(std::min(ay, by)))),
+              std::min(ri.width, int(std::ceil(std::max(ax, bx)))), std::min(ri.height, int(std::ceil(std::max(ay, by))))};
+  if (r.x0 >= r.x1 || r.y0 >= r.y1) {
+    std::ostringstream msg;
+    msg << std::setprecision(12) << "the extent (" << o.extent[0] << ", " << o.extent[1] << ") - ("
+        << o.extent[2] << ", " << o.extent[3] << ") lies outside the raster '" << o.input
+        << "', which covers (" << gt[0] << ", " << gt[3] + gt[5] * ri.height << ") - ("
+        << gt[0] + gt[1] * ri.width << ", " << gt[3] << "); give an extent in the raster's CRS";
+    throw InputError(msg.str());
+  }
+  return r;
+}
+
+// Softmax probabilities of a batch, averaged over the 8 flips and quarter turns with TTA.
+torch::Tensor predict(SegmentationModelImpl& model, const torch::Tensor& x, bool tta) {
+  if (!tta) return torch::softmax(model.forward(x), 1);
+  torch::Tensor sum;
+  for (int flip = 0; flip < 2; ++flip)
+    for (int k = 0; k < 4; ++k) {
+      torch::Tensor t = flip ? x.flip({3}) : x;
+      t = torch::rot90(t, k, {2, 3});
+      torch::Tensor p = torch::rot90(torch::softmax(model.forward(t), 1), -k, {2, 3});
+      if (flip) p = p.flip({3});
+      sum = sum.defined() ? sum + p : p;
+    }
+  return sum / 8.0;
+}
+
+}  // namespace
+
+ClassifyResult classify(const ClassifyOptions& o, Progress& progress) {
+  if (o.output.empty()) throw InputError("no output raster given");
+  if (o.batch_size < 1) throw InputError("the batch size must be at least 1");
+  const LoadedModel loaded = loadModelFile(o.model_path);
+  const ModelInfo& info = loaded.info;
+  const io::RasterReader reader(o.input);
+  const io::RasterInfo& ri = reader.info();
+  ClassifyResult result;
+  if (ri.bands != info.spec.bands)
+    throw InputError("'" + o.input + "' has " + std::to_string(ri.bands) + " bands but the model " +
+                     "expects " + std::to_string(info.spec.bands) + " (" + info.data_type +
+                     "), as in its training data; give a raster with the same bands");
+  if (!typeFits(ri.data_type, info.data_type))
+    throw InputError("'" + o.input + "' holds " + ri.data_type + " pixels but the model was trained " +
+                     "on " + info.data_type + " ones: their values would not mean the same; "
+                     "convert the raster to " + info.data_type + " or train on such data");
+  if (ri.crs_wkt.empty())
+    result.warnings.push_back("'" + o.input + "' has no CRS: classified anyway; the output has no "
+                              "CRS either");
+  const double pixel = std::abs(ri.geotransform[1]);
+  if (info.pixel_size_x > 0 && pixel > 0 &&
+      (pixel / info.pixel_size_x > 1.5 || info.pixel_size_x / pixel > 1.5)) {
+    std::ostringstream msg;
+    msg << "'" << o.input << "' has pixels of " << pixel << " map units but the model was trained "
+        << "on pixels of " << info.pixel_size_x << ": results may be poor at another scale";
+    result.warnings.push_back(msg.str());
+  }
+  for (const auto& w : result.warnings) progress.log("warning: " + w);
+
+  const int window = o.window > 0 ? o.window : info.sample_size;
+  const TilePlan plan = planTiles(ri.width, ri.height, window, o.overlap);
+  const PixelRect area = extentToPixels(o, ri);
+  const int classes = info.spec.classes, width = ri.width, height = ri.height, bands = ri.bands;
+  result.width = width;
+  result.height = height;
+  result.windows = plan.windows();
+  for (const auto& c : info.classes) result.class_names.push_back(c.name);
+  result.class_pixels.assign(size_t(classes), 0);
+
+  const std::string device_name = resolveDevice(o.device);
+  configureThreads(o.threads);
+  const torch::Device device(device_name);
+  loaded.model->to(device);
+  loaded.model->eval();
+  torch::NoGradGuard no_grad;
+
+  // Outputs: opened now so that an unwritable path fails before any work.
+  io::GeoTiffSpec spec;
+  spec.width = width;
+  spec.height = height;
+  spec.geotransform = ri.geotransform;
+  spec.crs_wkt = ri.crs_wkt;
+  spec.has_nodata = true;
+  spec.nodata = 255;
+  spec.cog = o.cog;
+  int max_id = 0;
+  for (const auto& c : info.classes) max_id = std::max(max_id, c.id);
+  spec.colours.assign(size_t(max_id + 1), "");
+  spec.categories.assign(size_t(max_id + 1), "");
+  for (const auto& c : info.classes) {
+    spec.colours[size_t(c.id)] = c.colour;
+    spec.categories[size_t(c.id)] = c.name;
+  }
+  spec.band_names = {"class"};
+  io::GeoTiffWriter class_writer(o.output, spec);
+  std::unique_ptr<io::GeoTiffWriter> prob_writer;
+  if (!o.probabilities.empty()) {
+    io::GeoTiffSpec p = spec;
+    p.bands = classes;
+    p.float32 = o.probabilities_float;
+    p.has_nodata = false;
+    p.colours.clear();
+    p.categories.clear();
+    p.band_names = result.class_names;
+    prob_writer = std::make_unique<io::GeoTiffWriter>(o.probabilities, p);
+  }
+
+  std::vector<uint8_t> id_of(static_cast<size_t>(classes));
+  for (int c = 0; c < classes; ++c) id_of[size_t(c)] = uint8_t(info.classes[size_t(c)].id);
+  const auto weights = torch::from_blob(blendWeights(window, plan.overlap).data(), {window, window},
+                                        torch::kFloat).clone();
+  const int rows = std::min(window, height);
+  auto acc = torch::zeros({classes, rows, width});
+  auto acc_w = torch::zeros({rows, width});
+  auto acc_valid = torch::zeros({rows, width}, torch::kUInt8);
+  int acc_y0 = 0;
+
+  std::vector<double> values;
+  std::vector<uint8_t> valid;
+  int64_t done = 0;
+  const auto touches = [&](int x0, int y0) {
+    return x0 < area.x1 && x0 + window > area.x0 && y0 < area.y1 && y0 + window > area.y0;
+  };
+  for (size_t k = 0; k < plan.ys.size(); ++k) {
+    const int y0 = plan.ys[k];
+    std::vector<int> xs;
+    for (int x0 : plan.xs)
+      if (touches(x0, y0)) xs.push_back(x0);
+    for (size_t start = 0; start < xs.size(); start += size_t(o.batch_size)) {
+      progress.checkCancelled();
+      const size_t n = std::min(xs.size() - start, size_t(o.batch_size));
+      auto batch = torch::empty({int64_t(n), bands, window, window});
+      std::vector<torch::Tensor> masks;
+      for (size_t i = 0; i < n; ++i) {
+        const int x0 = xs[start + i];
+        // The pixels the window needs, edges mirrored: read their bounding box once.
+        int sx0 = width, sx1 = 0, sy0 = height, sy1 = 0;
+        for (int d = 0; d < window; ++d) {
+          sx0 = std::min(sx0, reflect(x0 + d, width));
+          sx1 = std::max(sx1, reflect(x0 + d, width) + 1);
+          sy0 = std::min(sy0, reflect(y0 + d, height));
+          sy1 = std::max(sy1, reflect(y0 + d, height) + 1);
+        }
+        const int rw = sx1 - sx0;
+        reader.read(sx0, sy0, rw, sy1 - sy0, values, valid);
+        float* out = batch[int64_t(i)].data_ptr<float>();
+        auto mask = torch::zeros({window, window}, torch::kUInt8);
+        uint8_t* m = mask.data_ptr<uint8_t>();
+        for (int r = 0; r < window; ++r) {
+          const int sy = reflect(y0 + r, height) - sy0;
+          for (int c = 0; c < window; ++c) {
+            const int sx = reflect(x0 + c, width) - sx0;
+            const size_t src = size_t(sy) * rw + sx;
+            const bool ok = valid[src] != 0;
+            m[r * window + c] = ok;
+            for (int b = 0; b < bands; ++b)
+              out[(size_t(b) * window + r) * window + c] =
+                  ok ? float((values[src * bands + b] - info.band_mean[b]) / info.band_std[b]) : 0.0f;
+          }
+        }
+        masks.push_back(mask);
+      }
+      const auto probs = predict(*loaded.model, batch.to(device), o.tta).to(torch::kCPU);
+      for (size_t i = 0; i < n; ++i) {
+        const int x0 = xs[start + i];
+        const int w = std::min(window, width - x0), h = std::min(window, height - y0);
+        const int r0 = y0 - acc_y0;
+        acc.narrow(1, r0, h).narrow(2, x0, w) +=
+            (probs[int64_t(i)] * weights).narrow(1, 0, h).narrow(2, 0, w);
+        acc_w.narrow(0, r0, h).narrow(1, x0, w) += weights.narrow(0, 0, h).narrow(1, 0, w);
+        auto v = acc_valid.narrow(0, r0, h).narrow(1, x0, w);
+        v.copy_(v.__or__(masks[i].narrow(0, 0, h).narrow(1, 0, w)));
+        ++done;
+        ++result.windows_computed;
+        progress.report(double(done) / double(std::max<int64_t>(1, result.windows)),
+                        "window " + std::to_string(done) + "/" + std::to_string(result.windows));
+      }
+    }
+    // Rows no later window touches are final: classify and write them, then slide.
+    const int next_y = k + 1 < plan.ys.size() ? plan.ys[k + 1] : height;
+    const int n = next_y - acc_y0;
+    if (n <= 0) continue;
+    auto w = acc_w.narrow(0, 0, n);
+    auto p = acc.narrow(1, 0, n) / w.clamp_min(1e-12).unsqueeze(0);
+    auto computed = (w > 0) & (acc_valid.narrow(0, 0, n) > 0);
+    // Only the extent is classified.
+    auto inside = torch::zeros({n, width}, torch::kBool);
+    const int ia = std::max(area.y0, acc_y0) - acc_y0, ib = std::min(area.y1, next_y) - acc_y0;
+    if (ib > ia) inside.narrow(0, ia, ib - ia).narrow(1, area.x0, area.x1 - area.x0).fill_(true);
+    computed = computed & inside;
+    auto index = p.argmax(0);
+    auto ids = torch::from_blob(id_of.data(), {classes}, torch::kUInt8).index({index});
+    ids = torch::where(computed, ids, torch::full({}, 255, torch::kUInt8)).contiguous();
+    class_writer.writeRows(acc_y0, n, ids.data_ptr<uint8_t>());
+    auto counts = torch::bincount(index.masked_select(computed), {}, classes);
+    for (int c = 0; c < classes; ++c) result.class_pixels[size_t(c)] += counts[c].item<int64_t>();
+    result.nodata_pixels += int64_t(n) * width - computed.sum().item<int64_t>();
+    if (prob_writer) {
+      auto masked = p * computed.unsqueeze(0);
+      if (o.probabilities_float) {
+        auto f = masked.contiguous();
+        prob_writer->writeRows(acc_y0, n, f.data_ptr<float>());
+      } else {
+        auto b = (masked * 255.0).round().clamp(0, 255).to(torch::kUInt8).contiguous();
+        prob_writer->writeRows(acc_y0, n, b.data_ptr<uint8_t>());
+      }
+    }
+    const int keep = rows - n;
+    if (keep > 0) {
+      acc.narrow(1, 0, keep).copy_(acc.narrow(1, n, keep).clone());
+      acc_w.narrow(0, 0, keep).copy_(acc_w.narrow(0, n, keep).clone());
+      acc_valid.narrow(0, 0, keep).copy_(acc_valid.narrow(0, n, keep).clone());
+    }
+    acc.narrow(1, std::max(keep, 0), rows - std::max(keep, 0)).zero_();
+    acc_w.narrow(0, std::max(keep, 0), rows - std::max(keep, 0)).zero_();
+    acc_valid.narrow(0, std::max(keep, 0), rows - std::max(keep, 0)).zero_();
+    acc_y0 = next_y;
+  }
+  progress.checkCancelled();
+  class_writer.commit();
+  if (prob_writer) prob_writer->commit();
+  result.output = o.output;
+  result.probabilities = o.probabilities;
+  progress.report(1.0, "done");
+  return result;
+}
+
+}  // namespace geodl

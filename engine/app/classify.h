@@ -1,0 +1,48 @@
+// Classifying rasters of any size with a trained model: the third job of the workflow.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/progress.h"
+
+namespace geodl {
+
+struct ClassifyOptions {
+  std::string input;          // any GDAL raster
+  std::string model_path;     // a GeoDL model file (inference.state_dict_path)
+  std::string output;         // class raster (GeoTIFF)
+  std::string probabilities;  // optional per-class probability raster (GeoTIFF)
+  bool probabilities_float = false;  // Float32 0-1 instead of Byte 0-255
+  int window = 0;             // inference.chunk_size; 0: the model's sample size
+  double overlap = 25;        // inference.overlap: percent of the window
+  int batch_size = 4;         // windows per forward pass
+  bool tta = false;           // average the 8 flips and quarter turns
+  bool cog = false;           // Cloud Optimized GeoTIFF outputs
+  std::string device = "auto";
+  int threads = 0;            // 0: all cores
+  // Only windows touching this extent (in the raster's CRS) are computed; the rest is nodata.
+  bool has_extent = false;
+  double extent[4] = {0, 0, 0, 0};  // minx, miny, maxx, maxy
+};
+
+struct ClassifyResult {
+  std::string output, probabilities;
+  int width = 0, height = 0;
+  int64_t windows = 0, windows_computed = 0;
+  std::vector<int64_t> class_pixels;  // per model class
+  std::vector<std::string> class_names;
+  int64_t nodata_pixels = 0;
+  std::vector<std::string> warnings;
+};
+
+// Slides windows over the raster in rows, blending overlapping class probabilities with
+// smooth weights, and writes each row of the output as soon as no later window touches it:
+// memory depends on the window and the raster's width, not its height. Edges are padded by
+// reflection; every pixel is classified; nodata input pixels stay nodata. Checks the model
+// against the raster first (bands; a warning for a far-off pixel size or a missing CRS).
+// Throws InputError/IoError (nothing written) or Cancelled (nothing left behind).
+ClassifyResult classify(const ClassifyOptions& options, Progress& progress);
+
+}  // namespace geodl

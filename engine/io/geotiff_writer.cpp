@@ -1,0 +1,155 @@
+#include "io/geotiff_writer.h"
+
+#include <gdal_utils.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "core/errors.h"
+#include "io/gdal_util.h"
+
+namespace geodl::io {
+
+namespace fs = std::filesystem;
+
+struct GeoTiffWriter::Impl {
+  GeoTiffSpec spec;
+  std::string temp;
+  Dataset ds;
+  bool committed = false;
+};
+
+namespace {
+
+bool parseColour(const std::string& text, GDALColorEntry& entry) {
+  unsigned r = 0, g = 0, b = 0;
+  if (text.size() != 7 || text[0] != '#' || std::sscanf(text.c_str() + 1, "%02x%02x%02x", &r, &g, &b) != 3)
+    return false;
+  entry = {short(r), short(g), short(b), 255};
+  return true;
+}
+
+}  // namespace
+
+GeoTiffWriter::GeoTiffWriter(const std::string& path, const GeoTiffSpec& spec)
+    : impl_(std::make_unique<Impl>()), path_(path) {
+  initGdal();
+  auto& d = *impl_;
+  d.spec = spec;
+  const fs::path target = fs::absolute(path);
+  d.temp = (target.parent_path() / ("." + target.filename().string() + ".tmp-" +
+                                    std::to_string(::getpid()) + ".tif"))
+               .string();
+  GDALDriver* driver = GetGDALDriverManager()->GetDriverByName("GTiff");
+  char** options = nullptr;
+  options = CSLSetNameValue(options, "TILED", "YES");
+  options = CSLSetNameValue(options, "BLOCKXSIZE", "256");
+  options = CSLSetNameValue(options, "BLOCKYSIZE", "256");
+  options = CSLSetNameValue(options, "COMPRESS", "DEFLATE");
+  options = CSLSetNameValue(options, "PREDICTOR", spec.float32 ? "3" : "2");
+  options = CSLSetNameValue(options, "BIGTIFF", "IF_SAFER");
+  if (spec.bands > 1) options = CSLSetNameValue(options, "INTERLEAVE", "BAND");
+  d.ds.reset(driver->Create(d.temp.c_str(), spec.width, spec.height, spec.bands,
+                            spec.float32 ? GDT_Float32 : GDT_Byte, options));
+  CSLDestroy(options);
+  if (!d.ds)
+    throw IoError(gdalMessage("cannot create '" + path + "': check that its folder exists and can "
+                              "be written"));
+  std::array<double, 6> gt = spec.geotransform;
+  d.ds->SetGeoTransform(gt.data());
+  if (!spec.crs_wkt.empty()) d.ds->SetProjection(spec.crs_wkt.c_str());
+  for (int b = 1; b <= spec.bands; ++b) {
+    GDALRasterBand* band = d.ds->GetRasterBand(b);
+    if (spec.has_nodata) band->SetNoDataValue(spec.nodata);
+    if (size_t(b - 1) < spec.band_names.size())
+      band->SetDescription(spec.band_names[size_t(b - 1)].c_str());
+  }
+  GDALRasterBand* first = d.ds->GetRasterBand(1);
+  if (!spec.float32 && !spec.colours.empty()) {
+    GDALColorTable table;
+    for (size_t v = 0; v < spec.colours.size(); ++v) {
+      GDALColorEntry entry{0, 0, 0, 0};
+      if (parseColour(spec.colours[v], entry)) table.SetColorEntry(int(v), &entry);
+    }
+    first->SetColorTable(&table);
+    first->SetColorInterpretation(GCI_PaletteIndex);
+  }
+  if (!spec.categories.empty()) {
+    char** names = nullptr;
+    for (const auto& n : spec.categories) names = CSLAddString(names, n.c_str());
+    first->SetCategoryNames(names);
+    CSLDestroy(names);
+  }
+}
+
+GeoTiffWriter::~GeoTiffWriter() {
+  if (impl_->committed) return;
+  impl_->ds.reset();
+  std::remove(impl_->temp.c_str());
+  std::remove((impl_->temp + ".aux.xml").c_str());
+}
+
+namespace {
+template <typename T>
+void write(GDALDataset& ds, const GeoTiffSpec& spec, int y, int rows, const T* values,
+           GDALDataType type, const std::string& path) {
+  const size_t plane = size_t(rows) * spec.width;
+  for (int b = 0; b < spec.bands; ++b)
+    if (ds.GetRasterBand(b + 1)->RasterIO(GF_Write, 0, y, spec.width, rows,
+                                          const_cast<T*>(values + b * plane), spec.width, rows,
+                                          type, 0, 0, nullptr) != CE_None)
+      throw IoError(gdalMessage("writing '" + path + "' failed (disk full?)"));
+}
+}  // namespace
+
+void GeoTiffWriter::writeRows(int y, int rows, const uint8_t* values) {
+  write(*impl_->ds, impl_->spec, y, rows, values, GDT_Byte, path_);
+}
+
+void GeoTiffWriter::writeRows(int y, int rows, const float* values) {
+  write(*impl_->ds, impl_->spec, y, rows, values, GDT_Float32, path_);
+}
+
+void GeoTiffWriter::commit() {
+  auto& d = *impl_;
+  CPLErrorReset();
+  d.ds->FlushCache();
+  if (CPLGetLastErrorType() >= CE_Failure) throw IoError(gdalMessage("writing '" + path_ + "' failed"));
+  std::string finished = d.temp;
+  if (d.spec.cog) {
+    // The COG driver copies the tiled file, adding overviews (nearest for classes).
+    const std::string cog = d.temp + ".cog.tif";
+    char** argv = nullptr;
+    for (const char* a : {"-of", "COG", "-co", "COMPRESS=DEFLATE", "-co", "BIGTIFF=IF_SAFER",
+                          "-co", d.spec.float32 ? "RESAMPLING=AVERAGE" : "RESAMPLING=NEAREST"})
+      argv = CSLAddString(argv, a);
+    GDALTranslateOptions* options = GDALTranslateOptionsNew(argv, nullptr);
+    CSLDestroy(argv);
+    int failed = 0;
+    GDALDatasetH out = GDALTranslate(cog.c_str(), GDALDataset::ToHandle(d.ds.get()), options, &failed);
+    GDALTranslateOptionsFree(options);
+    if (!out || failed) {
+      if (out) GDALClose(out);
+      std::remove(cog.c_str());
+      throw IoError(gdalMessage("writing the Cloud Optimized GeoTIFF '" + path_ + "' failed"));
+    }
+    GDALClose(out);
+    d.ds.reset();
+    std::remove(d.temp.c_str());
+    std::remove((d.temp + ".aux.xml").c_str());
+    finished = cog;
+  } else {
+    d.ds.reset();
+  }
+  std::error_code ec;
+  fs::rename(finished, path_, ec);
+  if (ec) {
+    std::remove(finished.c_str());
+    throw IoError("cannot move the finished raster into place at '" + path_ + "': " + ec.message());
+  }
+  if (fs::exists(finished + ".aux.xml")) fs::rename(finished + ".aux.xml", path_ + ".aux.xml", ec);
+  d.committed = true;
+}
+
+}  // namespace geodl::io

@@ -1,0 +1,47 @@
+// GeoTIFF output written row by row: tiled, compressed, BigTIFF when needed, under a
+// temporary name renamed (or converted to a Cloud Optimized GeoTIFF) when complete.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace geodl::io {
+
+struct GeoTiffSpec {
+  int width = 0, height = 0, bands = 1;
+  bool float32 = false;  // Float32 pixels; otherwise Byte
+  std::array<double, 6> geotransform{0, 1, 0, 0, 0, 1};
+  std::string crs_wkt;   // empty: no CRS
+  bool has_nodata = false;
+  double nodata = 0;
+  std::vector<std::string> band_names;  // descriptions, one per band (optional)
+  // Band 1 of a Byte raster: colours ("#rrggbb") and category names by pixel value.
+  std::vector<std::string> colours, categories;
+  bool cog = false;      // Cloud Optimized GeoTIFF (with overviews) instead of a plain tiled one
+};
+
+class GeoTiffWriter {
+ public:
+  // Throws IoError (with the fix) when the file cannot be created.
+  GeoTiffWriter(const std::string& path, const GeoTiffSpec& spec);
+  // Without commit(): the temporary file is removed, nothing is left.
+  ~GeoTiffWriter();
+  GeoTiffWriter(const GeoTiffWriter&) = delete;
+  GeoTiffWriter& operator=(const GeoTiffWriter&) = delete;
+
+  // Rows [y, y + rows) of every band, band after band (bands x rows x width).
+  void writeRows(int y, int rows, const uint8_t* values);
+  void writeRows(int y, int rows, const float* values);
+  void commit();
+  const std::string& path() const { return path_; }
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  std::string path_;
+};
+
+}  // namespace geodl::io
