@@ -1,0 +1,267 @@
+// Classification of generated rasters with a model trained in the test program: quality,
+// coverage of awkward sizes, georeferencing, blending, outputs, and bad input.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "app/classify.h"
+#include "app/ml_fixtures.h"
+#include "core/errors.h"
+#include "core/model_file.h"
+#include "io/gdal_util.h"
+#include "io/gis_fixtures.h"
+
+namespace geodl {
+namespace {
+
+namespace fs = std::filesystem;
+using test::TempDir;
+
+std::string scene(const TempDir& dir, const std::string& name, int width, int height,
+                  int epsg = 32618, int bands = 3, GDALDataType type = GDT_Byte) {
+  test::RasterSpec spec;
+  spec.width = width;
+  spec.height = height;
+  spec.bands = bands;
+  spec.type = type;
+  spec.epsg = epsg;
+  spec.geotransform = {500000, 0.5, 0, 4500000, 0, -0.5};
+  spec.value = [](int x, int y, int b) { return test::sceneValue(x, y, b); };
+  return test::makeRaster(dir.path(name), spec);
+}
+
+struct Raster {
+  int width = 0, height = 0, bands = 0;
+  std::vector<std::vector<double>> values;  // per band
+  std::array<double, 6> gt{};
+  std::string wkt;
+  GDALDataset* ds = nullptr;
+};
+
+Raster readAll(const std::string& path) {
+  Raster r;
+  io::Dataset ds(static_cast<GDALDataset*>(GDALOpen(path.c_str(), GA_ReadOnly)));
+  EXPECT_TRUE(ds) << path;
+  if (!ds) return r;
+  r.width = ds->GetRasterXSize();
+  r.height = ds->GetRasterYSize();
+  r.bands = ds->GetRasterCount();
+  ds->GetGeoTransform(r.gt.data());
+  r.wkt = ds->GetProjectionRef() ? ds->GetProjectionRef() : "";
+  for (int b = 1; b <= r.bands; ++b) {
+    std::vector<double> v(size_t(r.width) * r.height);
+    EXPECT_EQ(ds->GetRasterBand(b)->RasterIO(GF_Read, 0, 0, r.width, r.height, v.data(), r.width,
+                                             r.height, GDT_Float64, 0, 0, nullptr), CE_None);
+    r.values.push_back(v);
+  }
+  return r;
+}
+
+ClassifyOptions options(const TempDir& dir, const std::string& input, const std::string& out) {
+  ClassifyOptions o;
+  o.input = input;
+  o.model_path = test::trainedModel();
+  o.output = dir.path(out);
+  o.window = 32;
+  o.overlap = 25;
+  o.threads = 2;
+  return o;
+}
+
+TEST(Classify, KnownSceneWellAboveChanceWithGeoreferencingColoursAndProbabilities) {
+  TempDir dir;
+  const std::string input = scene(dir, "scene.tif", 150, 110);
+  ClassifyOptions o = options(dir, input, "classes.tif");
+  o.probabilities = dir.path("probabilities.tif");
+  NullProgress progress;
+  const ClassifyResult r = classify(o, progress);
+  EXPECT_TRUE(r.warnings.empty());
+  EXPECT_EQ(r.windows, r.windows_computed);
+  const Raster out = readAll(o.output), in = readAll(input);
+  ASSERT_EQ(out.width, 150);
+  ASSERT_EQ(out.height, 110);
+  EXPECT_EQ(out.gt, in.gt);
+  EXPECT_EQ(out.wkt, in.wkt);
+  int64_t correct = 0, inter = 0, uni = 0;
+  for (int y = 0; y < 110; ++y)
+    for (int x = 0; x < 150; ++x) {
+      const int got = int(out.values[0][size_t(y) * 150 + x]), truth = test::sceneTruth(x, y);
+      ASSERT_NE(got, 255) << "pixel " << x << "," << y << " left unclassified";
+      correct += got == truth;
+      inter += got == 1 && truth == 1;
+      uni += got == 1 || truth == 1;
+    }
+  EXPECT_GT(double(correct) / (150 * 110), 0.95);
+  EXPECT_GT(double(inter) / double(uni), 0.7);  // building IoU; chance is about 0.16
+
+  io::Dataset ds(static_cast<GDALDataset*>(GDALOpen(o.output.c_str(), GA_ReadOnly)));
+  GDALRasterBand* band = ds->GetRasterBand(1);
+  ASSERT_NE(band->GetColorTable(), nullptr);
+  const GDALColorEntry* building = band->GetColorTable()->GetColorEntry(1);
+  EXPECT_EQ(building->c1, 0xe3);  // #e31a1c
+  char** names = band->GetCategoryNames();
+  ASSERT_NE(names, nullptr);
+  EXPECT_STREQ(names[0], "background");
+  EXPECT_STREQ(names[1], "building");
+  int has_nodata = 0;
+  EXPECT_EQ(band->GetNoDataValue(&has_nodata), 255);
+  EXPECT_TRUE(has_nodata);
+  char** structure = ds->GetMetadata("IMAGE_STRUCTURE");
+  EXPECT_STREQ(CSLFetchNameValue(structure, "COMPRESSION"), "DEFLATE");
+  int bx = 0, by = 0;
+  band->GetBlockSize(&bx, &by);
+  EXPECT_EQ(bx, 256);  // tiled
+
+  const Raster p = readAll(o.probabilities);
+  ASSERT_EQ(p.bands, 2);
+  for (size_t i = 0; i < p.values[0].size(); ++i) {
+    const double sum = p.values[0][i] + p.values[1][i];
+    ASSERT_GE(sum, 254);
+    ASSERT_LE(sum, 256);
+    ASSERT_EQ(p.values[1][i] > p.values[0][i], out.values[0][i] == 1) << i;
+  }
+  for (const auto& entry : fs::directory_iterator(dir.root()))
+    EXPECT_EQ(entry.path().filename().string().find(".tmp-"), std::string::npos);
+}
+
+TEST(Classify, EveryPixelClassifiedForAwkwardSizes) {
+  TempDir dir;
+  for (auto [w, h] : std::vector<std::pair<int, int>>{{1, 1}, {1, 40}, {31, 33}, {32, 32}, {100, 3}, {70, 45}}) {
+    const std::string name = std::to_string(w) + "x" + std::to_string(h);
+    const std::string input = scene(dir, name + ".tif", w, h);
+    ClassifyOptions o = options(dir, input, name + "_out.tif");
+    NullProgress progress;
+    classify(o, progress);
+    const Raster out = readAll(o.output);
+    ASSERT_EQ(out.width, w);
+    ASSERT_EQ(out.height, h);
+    for (double v : out.values[0]) ASSERT_TRUE(v == 0 || v == 1) << name << " has " << v;
+  }
+}
+
+TEST(Classify, OneWindowEqualsWholeImageAndBlendedTilesAgreeWithIt) {
+  TempDir dir;
+  const std::string input = scene(dir, "scene.tif", 64, 64);
+  // One window over the whole image: exactly the model's own output.
+  ClassifyOptions whole = options(dir, input, "whole.tif");
+  whole.window = 64;
+  whole.probabilities = dir.path("whole_p.tif");
+  whole.probabilities_float = true;
+  NullProgress progress;
+  classify(whole, progress);
+  const LoadedModel model = loadModelFile(test::trainedModel());
+  auto x = torch::empty({1, 3, 64, 64});
+  for (int b = 0; b < 3; ++b)
+    for (int y = 0; y < 64; ++y)
+      for (int c = 0; c < 64; ++c)
+        x[0][b][y][c] = float((test::sceneValue(c, y, b) - model.info.band_mean[b]) / model.info.band_std[b]);
+  torch::NoGradGuard no_grad;
+  const auto expected = torch::softmax(model.model->forward(x), 1)[0];
+  const Raster p = readAll(whole.probabilities);
+  double worst = 0;
+  for (int c = 0; c < 2; ++c)
+    for (int i = 0; i < 64 * 64; ++i)
+      worst = std::max(worst, std::abs(p.values[c][i] - expected[c].reshape({-1})[i].item<double>()));
+  EXPECT_LT(worst, 1e-5);
+
+  // Tiles of 32 with 25% overlap, blended: the same classes almost everywhere.
+  ClassifyOptions tiled = options(dir, input, "tiled.tif");
+  classify(tiled, progress);
+  const Raster a = readAll(whole.output), b = readAll(tiled.output);
+  int same = 0;
+  for (int i = 0; i < 64 * 64; ++i) same += a.values[0][i] == b.values[0][i];
+  EXPECT_GT(same / 4096.0, 0.97);
+}
+
+TEST(Classify, NodataExtentTtaAndCog) {
+  TempDir dir;
+  test::RasterSpec spec;
+  spec.width = 140;
+  spec.height = 60;
+  spec.bands = 3;
+  spec.epsg = 32618;
+  spec.nodata = 0;
+  spec.value = [](int x, int y, int b) { return x < 10 ? 0.0 : test::sceneValue(x, y, b); };
+  const std::string input = test::makeRaster(dir.path("nodata.tif"), spec);
+  ClassifyOptions o = options(dir, input, "nodata_out.tif");
+  o.tta = true;
+  o.cog = true;
+  // Extent: map x 1020..1060 (geotransform 1000, 1 px) and all rows.
+  o.has_extent = true;
+  o.extent[0] = 1020;
+  o.extent[2] = 1060;
+  o.extent[1] = 2000 - 60;
+  o.extent[3] = 2000;
+  NullProgress progress;
+  const ClassifyResult r = classify(o, progress);
+  EXPECT_LT(r.windows_computed, r.windows);  // windows away from the extent are skipped
+  const Raster out = readAll(o.output);
+  for (int y = 0; y < 60; ++y)
+    for (int x = 0; x < 140; ++x) {
+      const double v = out.values[0][size_t(y) * 140 + x];
+      if (x < 20 || x >= 60)
+        ASSERT_EQ(v, 255) << x << "," << y;  // nodata input or outside the extent
+      else
+        ASSERT_EQ(v, test::sceneTruth(x, y)) << x << "," << y;
+    }
+  io::Dataset ds(static_cast<GDALDataset*>(GDALOpen(o.output.c_str(), GA_ReadOnly)));
+  EXPECT_STREQ(CSLFetchNameValue(ds->GetMetadata("IMAGE_STRUCTURE"), "LAYOUT"), "COG");
+
+  o.extent[0] = 5000;
+  o.extent[2] = 6000;
+  test::expectErrorContaining([&] { classify(o, progress); }, "lies outside the raster");
+}
+
+class CancelAfter : public Progress {
+ public:
+  void report(double, const std::string&) override { ++reports_; }
+  bool cancelled() const override { return reports_ >= 2; }
+
+ private:
+  int reports_ = 0;
+};
+
+TEST(Classify, BadInputIsRefusedAndNothingIsWritten) {
+  TempDir dir;
+  const std::string input = scene(dir, "scene.tif", 100, 80);
+  NullProgress progress;
+  const auto fails = [&](ClassifyOptions o, const std::string& part) {
+    test::expectErrorContaining([&] { classify(o, progress); }, part);
+    EXPECT_FALSE(fs::exists(o.output)) << part;
+  };
+  ClassifyOptions o = options(dir, input, "out.tif");
+  o.model_path = dir.path("missing.pt");
+  fails(o, "cannot read the model file");
+  {
+    std::ofstream(dir.path("corrupt.pt")) << "PK not really";
+  }
+  o.model_path = dir.path("corrupt.pt");
+  fails(o, "is not a GeoDL model file");
+  o = options(dir, scene(dir, "four.tif", 40, 40, 32618, 4), "out.tif");
+  fails(o, "has 4 bands but the model expects 3");
+  o = options(dir, scene(dir, "u16.tif", 40, 40, 32618, 3, GDT_UInt16), "out.tif");
+  fails(o, "holds UInt16 pixels but the model was trained on Byte ones");
+  o = options(dir, input, "out.tif");
+  o.overlap = 50;
+  fails(o, "not larger than twice the overlap");
+  o = options(dir, input, "no_folder/out.tif");
+  fails(o, "cannot create");
+  o = options(dir, input, "out.tif");
+  CancelAfter cancel;
+  EXPECT_THROW(classify(o, cancel), Cancelled);
+  EXPECT_FALSE(fs::exists(o.output));
+  for (const auto& entry : fs::directory_iterator(dir.root()))
+    EXPECT_EQ(entry.path().filename().string().find(".tmp-"), std::string::npos) << entry.path();
+
+  // No CRS: classified, with a warning, and no CRS in the output.
+  o = options(dir, scene(dir, "nocrs.tif", 40, 40, 0), "nocrs_out.tif");
+  const ClassifyResult r = classify(o, progress);
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_NE(r.warnings[0].find("has no CRS"), std::string::npos);
+  EXPECT_TRUE(readAll(o.output).wkt.empty());
+}
+
+}  // namespace
+}  // namespace geodl
