@@ -4,15 +4,18 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <iomanip>
 #include <map>
 #include <sstream>
 
+#include "core/atomic_file.h"
 #include "core/device.h"
 #include "core/errors.h"
 #include "core/model_file.h"
 #include "core/tile_plan.h"
 #include "io/geotiff_writer.h"
+#include "io/polygonize.h"
 #include "io/raster.h"
 
 namespace geodl {
@@ -83,6 +86,9 @@ torch::Tensor predict(SegmentationModelImpl& model, const torch::Tensor& x, bool
 ClassifyResult classify(const ClassifyOptions& o, Progress& progress) {
   if (o.output.empty()) throw InputError("no output raster given");
   if (o.batch_size < 1) throw InputError("the batch size must be at least 1");
+  if (o.min_area < 0) throw InputError("the minimum polygon area cannot be negative");
+  if (!o.polygons.empty())
+    checkWritableFolder(std::filesystem::absolute(o.polygons).parent_path().string());
   const LoadedModel loaded = loadModelFile(o.model_path);
   const ModelInfo& info = loaded.info;
   const io::RasterReader reader(o.input);
@@ -271,6 +277,12 @@ ClassifyResult classify(const ClassifyOptions& o, Progress& progress) {
   progress.checkCancelled();
   class_writer.commit();
   if (prob_writer) prob_writer->commit();
+  if (!o.polygons.empty()) {
+    progress.report(1.0, "polygons");
+    const auto p = io::polygonizeClasses(o.output, o.polygons, spec.categories, o.min_area);
+    result.polygons = p.polygons;
+    result.polygons_dropped = p.dropped;
+  }
   result.output = o.output;
   result.probabilities = o.probabilities;
   progress.report(1.0, "done");

@@ -20,6 +20,8 @@ struct ClassifyOptions {
   int batch_size = 4;         // windows per forward pass
   bool tta = false;           // average the 8 flips and quarter turns
   bool cog = false;           // Cloud Optimized GeoTIFF outputs
+  std::string polygons;       // optional GeoPackage of the classes as polygons
+  double min_area = 0;        // polygons smaller than this (map units squared) are dropped
   std::string device = "auto";
   int threads = 0;            // 0: all cores
   // Only windows touching this extent (in the raster's CRS) are computed; the rest is nodata.
@@ -34,6 +36,7 @@ struct ClassifyResult {
   std::vector<int64_t> class_pixels;  // per model class
   std::vector<std::string> class_names;
   int64_t nodata_pixels = 0;
+  int64_t polygons = 0, polygons_dropped = 0;
   std::vector<std::string> warnings;
 };
 

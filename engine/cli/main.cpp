@@ -224,7 +224,8 @@ struct ClassifyOverrides {
   std::string input, model, working_folder, output, device, extent;
   int window = 0, batch_size = 0, threads = -1;
   double overlap = -1;
-  bool tta = false, probabilities = false, probabilities_float = false, cog = false;
+  bool tta = false, probabilities = false, probabilities_float = false, cog = false, polygons = false;
+  double min_area = 0;
 };
 
 int runClassify(const std::string& config_path, const ClassifyOverrides& over, bool quiet) {
@@ -296,6 +297,10 @@ int runClassify(const std::string& config_path, const ClassifyOverrides& over, b
     if (probabilities)
       one.probabilities = (fs::path(one.output).parent_path() /
                            (fs::path(one.output).stem().string() + "_probabilities.tif")).string();
+    if (over.polygons)
+      one.polygons = (fs::path(one.output).parent_path() /
+                      (fs::path(one.output).stem().string() + "_polygons.gpkg")).string();
+    one.min_area = over.min_area;
     geodl::SubProgress part(progress, double(i) / job.inputs.size(), double(i + 1) / job.inputs.size());
     const auto r = geodl::classify(one, part);
     for (const auto& w : r.warnings) std::cerr << "geodl: warning: " << w << std::endl;
@@ -308,6 +313,9 @@ int runClassify(const std::string& config_path, const ClassifyOverrides& over, b
                 << (total ? 100.0 * r.class_pixels[c] / total : 0.0) << "%";
     std::cout << "\n";
     if (!r.probabilities.empty()) std::cout << "  probabilities: " << r.probabilities << "\n";
+    if (!one.polygons.empty())
+      std::cout << "  polygons: " << one.polygons << " (" << r.polygons << ", " << r.polygons_dropped
+                << " under the minimum area dropped)\n";
   }
   std::cout << std::flush;
   progress.report(1.0, "done");
@@ -508,6 +516,11 @@ int main(int argc, char** argv) {
   classify->add_flag("--probabilities-float", cover.probabilities_float,
                      "The probability raster as Float32 0-1");
   classify->add_flag("--cog", cover.cog, "Cloud Optimized GeoTIFF outputs");
+  classify->add_flag("--polygons", cover.polygons,
+                     "Also write NAME_inference_polygons.gpkg (layer classes)");
+  classify->add_option("--min-area", cover.min_area,
+                       "Drop polygons under this area (map units squared)")
+      ->check(CLI::NonNegativeNumber);
   classify->add_option("--extent", cover.extent,
                        "minx,miny,maxx,maxy in the raster's CRS: only there (the rest is nodata)");
   classify->add_option("--device", cover.device, "auto, cpu, cuda or cuda:N");

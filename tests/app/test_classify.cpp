@@ -126,6 +126,36 @@ TEST(Classify, KnownSceneWellAboveChanceWithGeoreferencingColoursAndProbabilitie
     EXPECT_EQ(entry.path().filename().string().find(".tmp-"), std::string::npos);
 }
 
+TEST(Classify, PolygonsMatchTheClassRaster) {
+  TempDir dir;
+  const std::string input = scene(dir, "scene.tif", 90, 70);
+  ClassifyOptions o = options(dir, input, "classes.tif");
+  o.polygons = dir.path("classes.gpkg");
+  NullProgress progress;
+  const ClassifyResult r = classify(o, progress);
+  EXPECT_GT(r.polygons, 0);
+  EXPECT_EQ(r.polygons_dropped, 0);
+  // The polygons of each class cover exactly its pixels (0.5 x 0.5 m each).
+  io::Dataset ds(static_cast<GDALDataset*>(GDALOpenEx(o.polygons.c_str(), GDAL_OF_VECTOR, nullptr, nullptr, nullptr)));
+  ASSERT_TRUE(ds);
+  OGRLayer* layer = ds->GetLayerByName("classes");
+  ASSERT_NE(layer, nullptr);
+  std::vector<double> area(2, 0.0);
+  for (auto& f : *layer) {
+    const int id = f->GetFieldAsInteger("class_id");
+    ASSERT_TRUE(id == 0 || id == 1);
+    EXPECT_STREQ(f->GetFieldAsString("class_name"), id ? "building" : "background");
+    area[size_t(id)] += f->GetFieldAsDouble("area");
+  }
+  for (int c = 0; c < 2; ++c) EXPECT_NEAR(area[size_t(c)], r.class_pixels[size_t(c)] * 0.25, 1e-6) << c;
+  // A minimum area drops the small ones.
+  o.polygons = dir.path("large.gpkg");
+  o.min_area = 40;  // m2: 160 pixels
+  const ClassifyResult large = classify(o, progress);
+  EXPECT_GT(large.polygons_dropped, 0);
+  EXPECT_LT(large.polygons, r.polygons);
+}
+
 TEST(Classify, EveryPixelClassifiedForAwkwardSizes) {
   TempDir dir;
   for (auto [w, h] : std::vector<std::pair<int, int>>{{1, 1}, {1, 40}, {31, 33}, {32, 32}, {100, 3}, {70, 45}}) {

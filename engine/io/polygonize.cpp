@@ -1,0 +1,86 @@
+#include "io/polygonize.h"
+
+#include <gdal_alg.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "core/errors.h"
+#include "io/gdal_util.h"
+
+namespace geodl::io {
+
+namespace fs = std::filesystem;
+
+PolygonizeResult polygonizeClasses(const std::string& raster, const std::string& gpkg,
+                                   const std::vector<std::string>& names, double min_area) {
+  initGdal();
+  Dataset source = openRaster(raster);
+  GDALRasterBand* band = source->GetRasterBand(1);
+  const fs::path target = fs::absolute(gpkg);
+  const std::string temp = (target.parent_path() / ("." + target.filename().string() + ".tmp-" +
+                                                    std::to_string(::getpid()) + ".gpkg")).string();
+  std::remove(temp.c_str());
+  PolygonizeResult result;
+  {
+    GDALDriver* driver = GetGDALDriverManager()->GetDriverByName("GPKG");
+    Dataset out(driver->Create(temp.c_str(), 0, 0, 0, GDT_Unknown, nullptr));
+    if (!out)
+      throw IoError(gdalMessage("cannot create the polygon file '" + gpkg + "': check that its "
+                                "folder exists and can be written"));
+    OGRSpatialReference* srs = const_cast<OGRSpatialReference*>(source->GetSpatialRef());  // 3.6 API
+    OGRLayer* layer = out->CreateLayer("classes", srs, wkbPolygon, nullptr);
+    OGRFieldDefn id("class_id", OFTInteger), name("class_name", OFTString), area("area", OFTReal);
+    if (!layer || layer->CreateField(&id) != OGRERR_NONE || layer->CreateField(&name) != OGRERR_NONE ||
+        layer->CreateField(&area) != OGRERR_NONE) {
+      out.reset();
+      std::remove(temp.c_str());
+      throw IoError(gdalMessage("cannot create the layer of '" + gpkg + "'"));
+    }
+    // Polygonize into memory first, then keep the polygons large enough.
+    GDALDriver* memory = GetGDALDriverManager()->GetDriverByName("Memory");
+    Dataset scratch(memory->Create("", 0, 0, 0, GDT_Unknown, nullptr));
+    OGRLayer* raw = scratch->CreateLayer("raw", srs, wkbPolygon, nullptr);
+    OGRFieldDefn value("class_id", OFTInteger);
+    raw->CreateField(&value);
+    if (GDALPolygonize(band, band->GetMaskBand(), raw, 0, nullptr, nullptr, nullptr) != CE_None) {
+      out.reset();
+      std::remove(temp.c_str());
+      throw IoError(gdalMessage("polygonizing '" + raster + "' failed"));
+    }
+    layer->StartTransaction();
+    raw->ResetReading();
+    for (auto& feature : *raw) {
+      const OGRGeometry* geometry = feature->GetGeometryRef();
+      const double a = geometry ? geometry->toPolygon()->get_Area() : 0.0;
+      if (a < min_area) {
+        ++result.dropped;
+        continue;
+      }
+      const int cls = feature->GetFieldAsInteger(0);
+      OGRFeature f(layer->GetLayerDefn());
+      f.SetField(0, cls);
+      f.SetField(1, cls >= 0 && size_t(cls) < names.size() ? names[size_t(cls)].c_str() : "");
+      f.SetField(2, a);
+      f.SetGeometry(geometry);
+      if (layer->CreateFeature(&f) != OGRERR_NONE) {
+        layer->RollbackTransaction();
+        out.reset();
+        std::remove(temp.c_str());
+        throw IoError(gdalMessage("writing '" + gpkg + "' failed (disk full?)"));
+      }
+      ++result.polygons;
+    }
+    layer->CommitTransaction();
+  }
+  std::error_code ec;
+  fs::rename(temp, target, ec);
+  if (ec) {
+    std::remove(temp.c_str());
+    throw IoError("cannot move the polygon file into place at '" + gpkg + "': " + ec.message());
+  }
+  return result;
+}
+
+}  // namespace geodl::io

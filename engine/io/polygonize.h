@@ -1,0 +1,20 @@
+// Class rasters to polygons: one GeoPackage layer of the classes' areas.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace geodl::io {
+
+struct PolygonizeResult {
+  int64_t polygons = 0;  // written
+  int64_t dropped = 0;   // under the minimum area
+};
+
+// Polygonizes band 1 of `raster` (nodata left out) into layer "classes" of a new
+// GeoPackage, fields class_id, class_name (names[class id]) and area (map units squared);
+// polygons under min_area are dropped. Written under a temporary name, renamed when complete.
+PolygonizeResult polygonizeClasses(const std::string& raster, const std::string& gpkg,
+                                   const std::vector<std::string>& names, double min_area);
+
+}  // namespace geodl::io
