@@ -4,6 +4,7 @@
 #include <QIcon>
 
 #include "core/metadata.h"
+#include "geodlalgorithmclassify.h"
 #include "geodlalgorithmcreatesamples.h"
 #include "geodlalgorithmestimatebatchsize.h"
 #include "geodlalgorithmtrain.h"
@@ -54,4 +55,5 @@ void GeoDLProvider::loadAlgorithms()
   addAlgorithm( new GeoDLCreateSamplesAlgorithm() );
   addAlgorithm( new GeoDLEstimateBatchSizeAlgorithm() );
   addAlgorithm( new GeoDLTrainAlgorithm() );
+  addAlgorithm( new GeoDLClassifyAlgorithm() );
 }

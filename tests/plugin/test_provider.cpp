@@ -16,6 +16,8 @@
 #include <qgsprocessingparameters.h>
 #include <qgsproject.h>
 #include <qgsvectorlayer.h>
+#include <qgsrasterlayer.h>
+#include <qgspalettedrasterrenderer.h>
 
 #include "core/device.h"
 #include "io/sample_store.h"
@@ -309,6 +311,60 @@ TEST_F( ProviderTest, TrainOnCreatedSamplesGivesModelAndHtmlReport )
   alg->run( bad, context, &failing, &ok );
   EXPECT_FALSE( ok );
   EXPECT_TRUE( failing.errors.join( '\n' ).contains( QStringLiteral( "does not exist" ) ) ) << failing.errors.join( '\n' ).toStdString();
+}
+
+TEST_F( ProviderTest, ClassifyOpensAStyledClassLayer )
+{
+  QTemporaryDir dir;
+  const QVariantMap samples = sceneSamples( dir );
+  std::unique_ptr<QgsProcessingAlgorithm> train( QgsApplication::processingRegistry()->createAlgorithmById( QStringLiteral( "geodl:train" ) ) );
+  QgsProcessingContext context;
+  RecordingFeedback feedback;
+  bool ok = false;
+  const QVariantMap trained = train->run( trainParameters( samples, dir ), context, &feedback, &ok );
+  ASSERT_TRUE( ok ) << feedback.errors.join( '\n' ).toStdString();
+
+  std::unique_ptr<QgsProcessingAlgorithm> alg( QgsApplication::processingRegistry()->createAlgorithmById( QStringLiteral( "geodl:classify" ) ) );
+  ASSERT_TRUE( alg );
+  EXPECT_EQ( alg->displayName(), QStringLiteral( "Classify raster" ) );
+  QVariantMap p;
+  p.insert( QStringLiteral( "INPUT" ), dir.filePath( QStringLiteral( "scene.tif" ) ) );
+  p.insert( QStringLiteral( "MODEL" ), trained.value( QStringLiteral( "OUTPUT_MODEL" ) ) );
+  p.insert( QStringLiteral( "WINDOW" ), 64 );
+  p.insert( QStringLiteral( "THREADS" ), 2 );
+  const QString output = dir.filePath( QStringLiteral( "classes.tif" ) );
+  p.insert( QStringLiteral( "OUTPUT" ), output );
+  p.insert( QStringLiteral( "POLYGONS" ), dir.filePath( QStringLiteral( "classes.gpkg" ) ) );
+  QgsProcessingContext classifyContext;
+  classifyContext.addLayerToLoadOnCompletion( output, QgsProcessingContext::LayerDetails( QStringLiteral( "classes" ), QgsProject::instance(), QStringLiteral( "OUTPUT" ) ) );
+  const QVariantMap results = alg->run( p, classifyContext, &feedback, &ok );
+  ASSERT_TRUE( ok ) << feedback.errors.join( '\n' ).toStdString();
+  EXPECT_EQ( results.value( QStringLiteral( "OUTPUT" ) ).toString(), output );
+  EXPECT_TRUE( QFileInfo::exists( results.value( QStringLiteral( "POLYGONS" ) ).toString() ) );
+
+  // The layer QGIS opens gets the model's colours and names.
+  QgsRasterLayer layer( output, QStringLiteral( "classes" ) );
+  ASSERT_TRUE( layer.isValid() );
+  QgsProcessingLayerPostProcessorInterface *styler = classifyContext.layerToLoadOnCompletionDetails( output ).postProcessor();
+  ASSERT_NE( styler, nullptr );
+  styler->postProcessLayer( &layer, classifyContext, &feedback );
+  const QgsPalettedRasterRenderer *renderer = dynamic_cast<const QgsPalettedRasterRenderer *>( layer.renderer() );
+  ASSERT_NE( renderer, nullptr );
+  ASSERT_EQ( renderer->classes().size(), 5 );
+  EXPECT_EQ( renderer->classes().at( 1 ).label, QStringLiteral( "building" ) );
+  EXPECT_EQ( renderer->classes().at( 1 ).color.name(), QStringLiteral( "#e31a1c" ) );
+  EXPECT_EQ( layer.crs().authid(), QStringLiteral( "EPSG:32618" ) );
+
+  // A model for other bands: refused with the engine's message, nothing written.
+  QVariantMap bad = p;
+  bad.insert( QStringLiteral( "MODEL" ), dir.filePath( QStringLiteral( "missing.pt" ) ) );
+  bad.insert( QStringLiteral( "OUTPUT" ), dir.filePath( QStringLiteral( "bad.tif" ) ) );
+  bad.remove( QStringLiteral( "POLYGONS" ) );
+  RecordingFeedback failing;
+  alg->run( bad, classifyContext, &failing, &ok );
+  EXPECT_FALSE( ok );
+  EXPECT_TRUE( failing.errors.join( '\n' ).contains( QStringLiteral( "cannot read the model file" ) ) ) << failing.errors.join( '\n' ).toStdString();
+  EXPECT_FALSE( QFileInfo::exists( dir.filePath( QStringLiteral( "bad.tif" ) ) ) );
 }
 
 } // namespace
