@@ -67,7 +67,7 @@ PixelRect extentToPixels(const ClassifyOptions& o, const io::RasterInfo& ri) {
 }
 
 // Softmax probabilities of a batch, averaged over the 8 flips and quarter turns with TTA.
-torch::Tensor predict(SegmentationModelImpl& model, const torch::Tensor& x, bool tta) {
+torch::Tensor predict(const Predictor& model, const torch::Tensor& x, bool tta) {
   if (!tta) return torch::softmax(model.forward(x), 1);
   torch::Tensor sum;
   for (int flip = 0; flip < 2; ++flip)
@@ -89,8 +89,8 @@ ClassifyResult classify(const ClassifyOptions& o, Progress& progress) {
   if (o.min_area < 0) throw InputError("the minimum polygon area cannot be negative");
   if (!o.polygons.empty())
     checkWritableFolder(std::filesystem::absolute(o.polygons).parent_path().string());
-  const LoadedModel loaded = loadModelFile(o.model_path);
-  const ModelInfo& info = loaded.info;
+  const Predictor predictor = loadPredictor(o.model_path, o.sidecar);
+  const ModelInfo& info = predictor.info;
   const io::RasterReader reader(o.input);
   const io::RasterInfo& ri = reader.info();
   ClassifyResult result;
@@ -128,8 +128,7 @@ ClassifyResult classify(const ClassifyOptions& o, Progress& progress) {
   const std::string device_name = resolveDevice(o.device);
   configureThreads(o.threads);
   const torch::Device device(device_name);
-  loaded.model->to(device);
-  loaded.model->eval();
+  predictor.to(device);
   torch::NoGradGuard no_grad;
 
   // Outputs: opened now so that an unwritable path fails before any work.
@@ -218,7 +217,12 @@ ClassifyResult classify(const ClassifyOptions& o, Progress& progress) {
         }
         masks.push_back(mask);
       }
-      const auto probs = predict(*loaded.model, batch.to(device), o.tta).to(torch::kCPU);
+      const auto probs = predict(predictor, batch.to(device), o.tta).to(torch::kCPU).to(torch::kFloat);
+      if (probs.size(1) != classes || probs.size(2) != window || probs.size(3) != window)
+        throw InputError("the model gave an output of shape " + std::to_string(probs.size(1)) + " x " +
+                         std::to_string(probs.size(2)) + " x " + std::to_string(probs.size(3)) +
+                         " for windows of " + std::to_string(window) + " pixels and " +
+                         std::to_string(classes) + " classes; check its sidecar");
       for (size_t i = 0; i < n; ++i) {
         const int x0 = xs[start + i];
         const int w = std::min(window, width - x0), h = std::min(window, height - y0);

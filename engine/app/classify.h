@@ -11,7 +11,8 @@ namespace geodl {
 
 struct ClassifyOptions {
   std::string input;          // any GDAL raster
-  std::string model_path;     // a GeoDL model file (inference.state_dict_path)
+  std::string model_path;     // a GeoDL model file (inference.state_dict_path), or TorchScript
+  std::string sidecar;        // TorchScript only: its description (default: beside it, .json/.yaml)
   std::string output;         // class raster (GeoTIFF)
   std::string probabilities;  // optional per-class probability raster (GeoTIFF)
   bool probabilities_float = false;  // Float32 0-1 instead of Byte 0-255

@@ -221,7 +221,7 @@ int runTrain(const std::string& config_path, const TrainOverrides& over, bool qu
 
 // Command-line values for `geodl classify` (unset: the config's value stays).
 struct ClassifyOverrides {
-  std::string input, model, working_folder, output, device, extent;
+  std::string input, model, sidecar, working_folder, output, device, extent;
   int window = 0, batch_size = 0, threads = -1;
   double overlap = -1;
   bool tta = false, probabilities = false, probabilities_float = false, cog = false, polygons = false;
@@ -257,6 +257,7 @@ int runClassify(const std::string& config_path, const ClassifyOverrides& over, b
     throw geodl::InputError("nothing to classify: give a raster or a folder (--input), or "
                             "inference.img_csv_file in the config");
   if (!over.model.empty()) o.model_path = over.model;
+  if (!over.sidecar.empty()) o.sidecar = over.sidecar;
   if (o.model_path.empty())
     throw geodl::InputError("no model file: give --model or inference.state_dict_path");
   if (!over.working_folder.empty()) job.working_folder = over.working_folder;
@@ -500,6 +501,8 @@ int main(int argc, char** argv) {
   classify->add_option("--input", cover.input, "A raster, or a folder of rasters (instead of "
                                                "inference.img_csv_file)");
   classify->add_option("--model", cover.model, "Model file (inference.state_dict_path)");
+  classify->add_option("--sidecar", cover.sidecar,
+                       "For a TorchScript model: its description (JSON or YAML; default: beside it)");
   classify->add_option("--working-folder", cover.working_folder,
                        "Where NAME_inference.tif goes (inference.working_folder)");
   classify->add_option("--output", cover.output, "The class raster, for one input");

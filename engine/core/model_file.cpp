@@ -1,6 +1,10 @@
 #include "core/model_file.h"
 
+#include <torch/script.h>
 #include <torch/serialize.h>
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
 
 #include <cstdio>
 #include <fstream>
@@ -196,6 +200,114 @@ void loadPretrainedWeights(SegmentationModelImpl& model, const std::string& path
     state[name] = item.value().toTensor();
   }
   assignState(model, state, path, false);
+}
+
+namespace {
+
+ModelInfo readSidecar(const std::string& path, const std::string& model) {
+  YAML::Node node;
+  try {
+    node = YAML::LoadFile(path);
+  } catch (const YAML::Exception& e) {
+    throw InputError("cannot read the sidecar '" + path + "' of the TorchScript model '" + model +
+                     "': " + e.what());
+  }
+  const auto need = [&](const char* key) {
+    if (!node[key])
+      throw InputError("the sidecar '" + path + "' has no '" + key + "'; it needs bands, band_mean, "
+                       "band_std and classes");
+    return node[key];
+  };
+  ModelInfo info;
+  try {
+    info.model_name = "torchscript";
+    info.spec.bands = need("bands").as<int>();
+    info.band_mean = need("band_mean").as<std::vector<double>>();
+    info.band_std = need("band_std").as<std::vector<double>>();
+    int index = 0;
+    for (const auto& c : need("classes")) {
+      ModelClass mc;
+      if (c.IsMap()) {
+        mc.id = c["id"] ? c["id"].as<int>() : index;
+        mc.name = c["name"] ? c["name"].as<std::string>() : std::to_string(mc.id);
+        mc.colour = c["colour"] ? c["colour"].as<std::string>()
+                                : c["color"] ? c["color"].as<std::string>() : "";
+      } else {
+        mc.id = index;
+        mc.name = c.as<std::string>();
+      }
+      if (mc.colour.empty()) mc.colour = defaultClassColour(mc.name, index);
+      info.classes.push_back(mc);
+      ++index;
+    }
+    info.spec.classes = int(info.classes.size());
+    info.sample_size = node["sample_size"] ? node["sample_size"].as<int>() : 256;
+    info.data_type = node["data_type"] ? node["data_type"].as<std::string>() : "";
+    info.ignore_index = node["ignore_index"] ? node["ignore_index"].as<int>() : 255;
+    if (node["pixel_size"]) info.pixel_size_x = info.pixel_size_y = node["pixel_size"].as<double>();
+  } catch (const YAML::Exception& e) {
+    throw InputError("the sidecar '" + path + "' has a malformed value: " + e.what());
+  }
+  if (int(info.band_mean.size()) != info.spec.bands || int(info.band_std.size()) != info.spec.bands)
+    throw InputError("the sidecar '" + path + "' gives " + std::to_string(info.band_mean.size()) +
+                     " means and " + std::to_string(info.band_std.size()) + " deviations for " +
+                     std::to_string(info.spec.bands) + " bands");
+  if (info.classes.empty()) throw InputError("the sidecar '" + path + "' lists no class");
+  return info;
+}
+
+}  // namespace
+
+Predictor loadPredictor(const std::string& path, const std::string& sidecar) {
+  Predictor p;
+  if (sidecar.empty()) {
+    bool geodl_file = true;
+    try {
+      readModelInfo(path);
+    } catch (const InputError&) {
+      geodl_file = false;
+    }
+    if (geodl_file) {
+      auto loaded = std::make_shared<LoadedModel>(loadModelFile(path));
+      p.info = loaded->info;
+      p.forward = [loaded](const torch::Tensor& x) { return loaded->model->forward(x); };
+      p.to = [loaded](const torch::Device& d) { loaded->model->to(d); };
+      return p;
+    }
+  }
+  namespace fs = std::filesystem;
+  std::string meta = sidecar;
+  if (meta.empty())
+    for (const char* ext : {".json", ".yaml", ".yml"}) {
+      const auto candidate = fs::path(path).replace_extension(ext);
+      if (fs::exists(candidate)) {
+        meta = candidate.string();
+        break;
+      }
+    }
+  if (meta.empty())
+    throw InputError("'" + path + "' is not a GeoDL model file, and no sidecar (" +
+                     fs::path(path).replace_extension(".json").string() + " or .yaml) describes it "
+                     "as a TorchScript model; train with `geodl train`, or add the sidecar");
+  auto module = std::make_shared<torch::jit::Module>();
+  try {
+    *module = torch::jit::load(path, torch::Device(torch::kCPU));
+  } catch (const c10::Error& e) {
+    throw InputError("'" + path + "' is not a TorchScript module (torch.jit.save): " +
+                     e.what_without_backtrace());
+  }
+  module->eval();
+  p.info = readSidecar(meta, path);
+  p.torchscript = true;
+  p.forward = [module](const torch::Tensor& x) {
+    auto out = module->forward({x});
+    // Modules returning a tuple or a dict (e.g. torchvision's {'out': ...}) give the first.
+    if (out.isTuple()) return out.toTuple()->elements()[0].toTensor();
+    if (out.isGenericDict()) return out.toGenericDict().begin()->value().toTensor();
+    return out.toTensor();
+  };
+  p.to = [module](const torch::Device& d) { module->to(d); };
+  return p;
 }
 
 }  // namespace geodl

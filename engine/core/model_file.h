@@ -37,4 +37,21 @@ std::string weightsDigest(SegmentationModelImpl& model);
 // first that does not fit.
 void loadPretrainedWeights(SegmentationModelImpl& model, const std::string& path);
 
+// A model for classification: a GeoDL model file, or a TorchScript segmentation module
+// exported from PyTorch with a sidecar file describing it.
+struct Predictor {
+  ModelInfo info;
+  // images (N, bands, H, W), normalized -> logits (N, classes, H, W)
+  std::function<torch::Tensor(const torch::Tensor&)> forward;
+  std::function<void(const torch::Device&)> to;
+  bool torchscript = false;
+};
+
+// `path` is a GeoDL model file, or a TorchScript module (torch.jit.save) whose sidecar
+// (`sidecar`, or else PATH-without-extension.json / .yaml / .yml beside it) gives, in JSON
+// or YAML: bands, band_mean, band_std, classes (a list of names, or of {id, name, colour}),
+// and optionally sample_size (default 256), data_type, ignore_index, pixel_size. Throws
+// InputError naming what is missing.
+Predictor loadPredictor(const std::string& path, const std::string& sidecar = "");
+
 }  // namespace geodl

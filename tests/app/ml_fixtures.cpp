@@ -1,10 +1,14 @@
 #include "app/ml_fixtures.h"
 
 #include <cmath>
+#include <filesystem>
 #include <random>
 #include <vector>
 
 #include "app/train.h"
+#include "core/atomic_file.h"
+#include "core/errors.h"
+#include "core/model_info.h"
 #include "io/gis_fixtures.h"
 #include "io/sample_store.h"
 
@@ -71,8 +75,17 @@ double sceneValue(int x, int y, int band) {
 }
 
 const std::string& trainedModel() {
-  static TempDir* dir = new TempDir();  // lives as long as the test program
+  // ctest runs each test in its own process: the model is trained once and kept in the
+  // build tree (deterministic training; retrained when the file no longer loads).
   static const std::string path = [] {
+    const std::string cached = std::string(GEODL_TEST_CACHE_DIR) + "/classify_fixture_model.pt";
+    try {
+      readModelInfo(cached);
+      return cached;
+    } catch (const Error&) {
+    }
+    TempDir dir_holder;
+    TempDir* dir = &dir_holder;
     TrainOptions o;
     o.train_store = makeStore(dir->path("trn.hdf5"), 48, 11);
     o.val_store = makeStore(dir->path("val.hdf5"), 8, 12, 2, "val");
@@ -86,7 +99,11 @@ const std::string& trainedModel() {
     o.augmentation.hflip_prob = 0.5;
     o.augmentation.vflip_prob = 0.5;
     NullProgress progress;
-    return train(o, progress).model_path;
+    const std::string trained = train(o, progress).model_path;
+    writeFileAtomically(cached, [&](const std::string& temp) {
+      std::filesystem::copy_file(trained, temp, std::filesystem::copy_options::overwrite_existing);
+    });
+    return cached;
   }();
   return path;
 }

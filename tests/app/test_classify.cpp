@@ -1,6 +1,7 @@
 // Classification of generated rasters with a model trained in the test program: quality,
 // coverage of awkward sizes, georeferencing, blending, outputs, and bad input.
 #include <gtest/gtest.h>
+#include <torch/script.h>
 #include <torch/torch.h>
 
 #include <filesystem>
@@ -10,6 +11,7 @@
 #include "app/ml_fixtures.h"
 #include "core/errors.h"
 #include "core/model_file.h"
+#include "core/test_support.h"
 #include "io/gdal_util.h"
 #include "io/gis_fixtures.h"
 
@@ -242,6 +244,47 @@ TEST(Classify, NodataExtentTtaAndCog) {
   o.extent[0] = 5000;
   o.extent[2] = 6000;
   test::expectErrorContaining([&] { classify(o, progress); }, "lies outside the raster");
+}
+
+TEST(Classify, TorchScriptModelWithASidecar) {
+  if (!test::pythonTorchAvailable()) GTEST_SKIP() << "Debian's python3-torch is not installed";
+  TempDir dir;
+  const std::string model = dir.path("scripted.pt");
+  ASSERT_TRUE(test::runPythonReference("write_torchscript_model.py", model));
+  const std::string input = scene(dir, "scene.tif", 32, 32);
+  ClassifyOptions o;
+  o.input = input;
+  o.output = dir.path("classes.tif");
+  o.threads = 2;
+  o.model_path = model;  // the sidecar scripted.json is found beside it
+  o.window = 0;          // the sidecar's sample size, 32: one window, the whole image
+  o.probabilities = dir.path("p.tif");
+  o.probabilities_float = true;
+  NullProgress progress;
+  classify(o, progress);
+  // The same module run by hand on the normalized image.
+  auto module = torch::jit::load(model);
+  auto x = torch::empty({1, 3, 32, 32});
+  const double mean[3] = {100, 101, 102};
+  for (int b = 0; b < 3; ++b)
+    for (int y = 0; y < 32; ++y)
+      for (int c = 0; c < 32; ++c) x[0][b][y][c] = float((test::sceneValue(c, y, b) - mean[b]) / 50.0);
+  torch::NoGradGuard no_grad;
+  const auto expected = torch::softmax(module.forward({x}).toTensor(), 1)[0];
+  const Raster p = readAll(o.probabilities);
+  double worst = 0;
+  for (int c = 0; c < 2; ++c)
+    for (int i = 0; i < 32 * 32; ++i)
+      worst = std::max(worst, std::abs(p.values[c][i] - expected[c].reshape({-1})[i].item<double>()));
+  EXPECT_LT(worst, 1e-5);
+  io::Dataset ds(static_cast<GDALDataset*>(GDALOpen(o.output.c_str(), GA_ReadOnly)));
+  EXPECT_EQ(ds->GetRasterBand(1)->GetColorTable()->GetColorEntry(1)->c1, 255);
+  EXPECT_STREQ(ds->GetRasterBand(1)->GetCategoryNames()[1], "building");
+
+  // Without a sidecar: a clear error.
+  std::filesystem::remove(dir.path("scripted.json"));
+  o.output = dir.path("none.tif");
+  test::expectErrorContaining([&] { classify(o, progress); }, "no sidecar");
 }
 
 class CancelAfter : public Progress {
