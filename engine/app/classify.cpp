@@ -4,6 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <thread>
 #include <filesystem>
 #include <iomanip>
 #include <map>
@@ -65,6 +70,88 @@ PixelRect extentToPixels(const ClassifyOptions& o, const io::RasterInfo& ri) {
   }
   return r;
 }
+
+// One window's pixels, normalized, band by band (bands x window x window), edges mirrored;
+// mask: 1 where the pixel is inside the raster and not nodata.
+void readWindow(const io::RasterReader& reader, int x0, int y0, int window, const ModelInfo& info,
+                std::vector<double>& values, std::vector<uint8_t>& valid, float* out, uint8_t* mask) {
+  const int width = reader.info().width, height = reader.info().height, bands = reader.info().bands;
+  // The pixels the window needs: read their bounding box once.
+  int sx0 = width, sx1 = 0, sy0 = height, sy1 = 0;
+  for (int d = 0; d < window; ++d) {
+    sx0 = std::min(sx0, reflect(x0 + d, width));
+    sx1 = std::max(sx1, reflect(x0 + d, width) + 1);
+    sy0 = std::min(sy0, reflect(y0 + d, height));
+    sy1 = std::max(sy1, reflect(y0 + d, height) + 1);
+  }
+  const int rw = sx1 - sx0;
+  reader.read(sx0, sy0, rw, sy1 - sy0, values, valid);
+  std::vector<float> scale(bands), offset(bands);
+  for (int b = 0; b < bands; ++b) {
+    scale[b] = float(1.0 / info.band_std[b]);
+    offset[b] = float(-info.band_mean[b] / info.band_std[b]);
+  }
+  for (int r = 0; r < window; ++r) {
+    const int sy = reflect(y0 + r, height) - sy0;
+    for (int c = 0; c < window; ++c) {
+      const int sx = reflect(x0 + c, width) - sx0;
+      const size_t src = size_t(sy) * rw + sx;
+      const bool ok = valid[src] != 0;
+      mask[r * window + c] = ok;
+      for (int b = 0; b < bands; ++b)
+        out[(size_t(b) * window + r) * window + c] = ok ? float(values[src * bands + b]) * scale[b] + offset[b] : 0.0f;
+    }
+  }
+}
+
+struct WindowBatch {
+  size_t row = 0;          // index into the plan's rows
+  std::vector<int> xs;     // window origins in this batch (empty: a row without windows)
+  torch::Tensor images;    // (n, bands, window, window), normalized
+  std::vector<torch::Tensor> masks;
+  bool row_end = false;    // the row's last batch
+};
+
+// A bounded queue between the reading thread and the model.
+class WindowQueue {
+ public:
+  explicit WindowQueue(size_t capacity) : capacity_(capacity) {}
+  bool push(WindowBatch item) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [&] { return stopped_ || items_.size() < capacity_; });
+    if (stopped_) return false;
+    items_.push_back(std::move(item));
+    changed_.notify_all();
+    return true;
+  }
+  WindowBatch pop() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [&] { return error_ || !items_.empty(); });
+    if (items_.empty()) std::rethrow_exception(error_);
+    WindowBatch item = std::move(items_.front());
+    items_.pop_front();
+    changed_.notify_all();
+    return item;
+  }
+  void fail(std::exception_ptr error) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    error_ = error;
+    changed_.notify_all();
+  }
+  void stop() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopped_ = true;
+    changed_.notify_all();
+  }
+
+ private:
+  size_t capacity_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<WindowBatch> items_;
+  std::exception_ptr error_;
+  bool stopped_ = false;
+};
 
 // Softmax probabilities of a batch, averaged over the 8 flips and quarter turns with TTA.
 torch::Tensor predict(const Predictor& model, const torch::Tensor& x, bool tta) {
@@ -172,66 +259,74 @@ ClassifyResult classify(const ClassifyOptions& o, Progress& progress) {
   auto acc_valid = torch::zeros({rows, width}, torch::kUInt8);
   int acc_y0 = 0;
 
-  std::vector<double> values;
-  std::vector<uint8_t> valid;
-  int64_t done = 0;
   const auto touches = [&](int x0, int y0) {
     return x0 < area.x1 && x0 + window > area.x0 && y0 < area.y1 && y0 + window > area.y0;
   };
+  // Reading runs ahead in a thread of its own (two batches), overlapping the model.
+  WindowQueue queue(2);
+  std::thread producer([&] {
+    std::vector<double> values;
+    std::vector<uint8_t> valid;
+    try {
+      for (size_t k = 0; k < plan.ys.size(); ++k) {
+        const int y0 = plan.ys[k];
+        std::vector<int> xs;
+        for (int x0 : plan.xs)
+          if (touches(x0, y0)) xs.push_back(x0);
+        if (xs.empty() && !queue.push({k, {}, {}, {}, true})) return;
+        for (size_t start = 0; start < xs.size(); start += size_t(o.batch_size)) {
+          WindowBatch item;
+          item.row = k;
+          const size_t n = std::min(xs.size() - start, size_t(o.batch_size));
+          item.xs.assign(xs.begin() + long(start), xs.begin() + long(start + n));
+          item.row_end = start + n == xs.size();
+          item.images = torch::empty({int64_t(n), bands, window, window});
+          for (size_t i = 0; i < n; ++i) {
+            auto mask = torch::zeros({window, window}, torch::kUInt8);
+            readWindow(reader, item.xs[i], y0, window, info, values, valid,
+                       item.images[int64_t(i)].data_ptr<float>(), mask.data_ptr<uint8_t>());
+            item.masks.push_back(mask);
+          }
+          if (!queue.push(std::move(item))) return;
+        }
+      }
+    } catch (...) {
+      queue.fail(std::current_exception());
+    }
+  });
+  struct Joiner {
+    WindowQueue& q;
+    std::thread& t;
+    ~Joiner() {
+      q.stop();
+      if (t.joinable()) t.join();
+    }
+  } joiner{queue, producer};
+
+  int64_t done = 0;
   for (size_t k = 0; k < plan.ys.size(); ++k) {
     const int y0 = plan.ys[k];
-    std::vector<int> xs;
-    for (int x0 : plan.xs)
-      if (touches(x0, y0)) xs.push_back(x0);
-    for (size_t start = 0; start < xs.size(); start += size_t(o.batch_size)) {
+    for (bool row_done = false; !row_done;) {
       progress.checkCancelled();
-      const size_t n = std::min(xs.size() - start, size_t(o.batch_size));
-      auto batch = torch::empty({int64_t(n), bands, window, window});
-      std::vector<torch::Tensor> masks;
-      for (size_t i = 0; i < n; ++i) {
-        const int x0 = xs[start + i];
-        // The pixels the window needs, edges mirrored: read their bounding box once.
-        int sx0 = width, sx1 = 0, sy0 = height, sy1 = 0;
-        for (int d = 0; d < window; ++d) {
-          sx0 = std::min(sx0, reflect(x0 + d, width));
-          sx1 = std::max(sx1, reflect(x0 + d, width) + 1);
-          sy0 = std::min(sy0, reflect(y0 + d, height));
-          sy1 = std::max(sy1, reflect(y0 + d, height) + 1);
-        }
-        const int rw = sx1 - sx0;
-        reader.read(sx0, sy0, rw, sy1 - sy0, values, valid);
-        float* out = batch[int64_t(i)].data_ptr<float>();
-        auto mask = torch::zeros({window, window}, torch::kUInt8);
-        uint8_t* m = mask.data_ptr<uint8_t>();
-        for (int r = 0; r < window; ++r) {
-          const int sy = reflect(y0 + r, height) - sy0;
-          for (int c = 0; c < window; ++c) {
-            const int sx = reflect(x0 + c, width) - sx0;
-            const size_t src = size_t(sy) * rw + sx;
-            const bool ok = valid[src] != 0;
-            m[r * window + c] = ok;
-            for (int b = 0; b < bands; ++b)
-              out[(size_t(b) * window + r) * window + c] =
-                  ok ? float((values[src * bands + b] - info.band_mean[b]) / info.band_std[b]) : 0.0f;
-          }
-        }
-        masks.push_back(mask);
-      }
-      const auto probs = predict(predictor, batch.to(device), o.tta).to(torch::kCPU).to(torch::kFloat);
+      WindowBatch item = queue.pop();
+      row_done = item.row_end;
+      if (item.xs.empty()) continue;
+      const size_t n = item.xs.size();
+      const auto probs = predict(predictor, item.images.to(device), o.tta).to(torch::kCPU).to(torch::kFloat);
       if (probs.size(1) != classes || probs.size(2) != window || probs.size(3) != window)
         throw InputError("the model gave an output of shape " + std::to_string(probs.size(1)) + " x " +
                          std::to_string(probs.size(2)) + " x " + std::to_string(probs.size(3)) +
                          " for windows of " + std::to_string(window) + " pixels and " +
                          std::to_string(classes) + " classes; check its sidecar");
       for (size_t i = 0; i < n; ++i) {
-        const int x0 = xs[start + i];
+        const int x0 = item.xs[i];
         const int w = std::min(window, width - x0), h = std::min(window, height - y0);
         const int r0 = y0 - acc_y0;
         acc.narrow(1, r0, h).narrow(2, x0, w) +=
             (probs[int64_t(i)] * weights).narrow(1, 0, h).narrow(2, 0, w);
         acc_w.narrow(0, r0, h).narrow(1, x0, w) += weights.narrow(0, 0, h).narrow(1, 0, w);
         auto v = acc_valid.narrow(0, r0, h).narrow(1, x0, w);
-        v.copy_(v.__or__(masks[i].narrow(0, 0, h).narrow(1, 0, w)));
+        v.copy_(v.__or__(item.masks[i].narrow(0, 0, h).narrow(1, 0, w)));
         ++done;
         ++result.windows_computed;
         progress.report(double(done) / double(std::max<int64_t>(1, result.windows)),

@@ -259,6 +259,8 @@ ModelInfo readSidecar(const std::string& path, const std::string& model) {
 }  // namespace
 
 Predictor loadPredictor(const std::string& path, const std::string& sidecar) {
+  if (!std::ifstream(path, std::ios::binary))
+    throw InputError("cannot read the model file '" + path + "': check the path");
   Predictor p;
   if (sidecar.empty()) {
     bool geodl_file = true;
