@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Quick start, first command: installs what is missing, builds, installs the `geodl` tool
 # and the QGIS plugin, and runs the main job on built-in data: the synthetic scenes are
-# generated and cut into training samples, and a UNet is trained on them (a few minutes on
-# 2 cores); the model file, metrics and HTML report are listed at the end.
+# generated and cut into training samples, a UNet is trained on them (a few minutes on 2
+# cores), classifies the validation scene, and its IoU against the scene's truth is printed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -28,5 +28,10 @@ echo "Training unetsmall on them (8 epochs; progress per batch with ETA):"
 echo
 "$prefix/bin/geodl" info "$demo/model/model.pt"
 echo
-echo "Open $demo/model/report.html for the loss and IoU curves. Benchmarks:"
+echo "Classifying the validation scene with it, then its accuracy against the scene's truth:"
+"$prefix/bin/geodl" classify "$demo/config.yaml" --probabilities --polygons
+"$prefix/bin/geodl" evaluate "$demo/classified/scene_val_inference.tif" "$demo/scene_val_labels.gpkg"
+echo
+echo "Outputs: $demo/model/ (model.pt, report.html with the loss and IoU curves, metrics.csv),"
+echo "$demo/classified/ (class raster, probabilities, polygons: open them in QGIS). Benchmarks:"
 echo "benchmarks/run_memory_benchmark.sh build, benchmarks/run_train_benchmark.sh build"

@@ -12,6 +12,7 @@
 
 #include "app/classify.h"
 #include "app/create_samples.h"
+#include "app/evaluate.h"
 #include "app/train.h"
 #include "cli/config.h"
 #include "cli/progress_bar.h"
@@ -323,6 +324,25 @@ int runClassify(const std::string& config_path, const ClassifyOverrides& over, b
   return kOk;
 }
 
+int runEvaluate(const geodl::EvaluateOptions& options, bool quiet) {
+  geodl::cli::ProgressBar progress(quiet);
+  const auto r = geodl::evaluate(options, progress);
+  progress.report(1.0, "done");
+  const auto& m = r.metrics;
+  std::cout << std::fixed << std::setprecision(4);
+  std::cout << "class                 IoU  precision  recall      F1      pixels\n";
+  for (size_t c = 0; c < m.per_class.size(); ++c) {
+    const auto& k = m.per_class[c];
+    if (!k.present) continue;
+    std::cout << std::left << std::setw(16) << r.names[c] << std::right << std::setw(9) << k.iou
+              << std::setw(11) << k.precision << std::setw(8) << k.recall << std::setw(8) << k.f1
+              << std::setw(12) << k.support << "\n";
+  }
+  std::cout << "mean IoU: " << m.mean_iou << "\npixel accuracy: " << m.pixel_accuracy
+            << "\npixels counted: " << m.pixels << std::endl;
+  return kOk;
+}
+
 std::string firstWktName(const std::string& wkt) {
   const auto open = wkt.find('"');
   if (open == std::string::npos) return wkt.empty() ? "none" : wkt;
@@ -530,6 +550,15 @@ int main(int argc, char** argv) {
   classify->add_option("--threads", cover.threads, "CPU threads (0: all cores)")
       ->check(CLI::NonNegativeNumber);
 
+  geodl::EvaluateOptions eval;
+  auto* evaluate = app.add_subcommand(
+      "evaluate", "Accuracy of a class raster against ground-truth polygons (IoU per class)");
+  evaluate->add_option("classes", eval.classes, "Class raster (from geodl classify)")->required();
+  evaluate->add_option("truth", eval.truth, "Ground-truth polygons (any OGR vector)")->required();
+  evaluate->add_option("--field", eval.field, "Class attribute (ids, or the model's class names)")
+      ->capture_default_str();
+  evaluate->add_option("--layer", eval.layer, "Layer of the truth (default: the first)");
+
   std::string info_path;
   bool info_json = false;
   auto* info = app.add_subcommand("info", "Describe a model file or a sample store");
@@ -549,6 +578,7 @@ int main(int argc, char** argv) {
     if (*train) return runTrain(train_config, tover, quiet);
     if (*info) return runInfo(info_path, info_json);
     if (*classify) return runClassify(classify_config, cover, quiet);
+    if (*evaluate) return runEvaluate(eval, quiet);
     if (*scene) {
       const std::string config = geodl::io::makeDemoDataset(scene_folder, scene_size, scene_seed);
       std::cout << "scenes, labels, prep CSV and config written; run: geodl samples " << config

@@ -236,6 +236,8 @@ std::string makeDemoDataset(const std::string& folder, int size, uint64_t seed) 
     std::ofstream csv(dir / "scene.csv");
     csv << "scene_trn.tif,scene_trn_labels.gpkg,class,trn\n"
         << "scene_val.tif,scene_val_labels.gpkg,class,val\n";
+    std::ofstream inference(dir / "inference.csv");
+    inference << "scene_val.tif\n";
   }
   const std::string config = (dir / "config.yaml").string();
   std::ofstream yaml(config);
@@ -275,7 +277,14 @@ std::string makeDemoDataset(const std::string& folder, int size, uint64_t seed) 
           "models:\n"
           "  unetsmall:\n"
           "    dropout: False\n"
-          "    probability: 0.2\n";
+          "    probability: 0.2\n"
+          "\n"
+          "inference:\n"
+          "  img_csv_file: inference.csv\n"
+          "  working_folder: classified\n"
+          "  state_dict_path: model/model.pt\n"
+          "  chunk_size: 128\n"
+          "  overlap: 25\n";
   return config;
 }
 

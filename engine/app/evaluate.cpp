@@ -1,0 +1,62 @@
+#include "app/evaluate.h"
+
+#include <algorithm>
+
+#include "core/errors.h"
+#include "io/gdal_util.h"
+#include "io/labels.h"
+#include "io/raster.h"
+
+namespace geodl {
+
+EvaluateResult evaluate(const EvaluateOptions& o, Progress& progress) {
+  io::RasterReader reader(o.classes);
+  const auto& info = reader.info();
+  if (info.bands != 1 || info.data_type != "Byte")
+    throw InputError("'" + o.classes + "' is not a class raster (one Byte band); give the "
+                     "output of `geodl classify`");
+  EvaluateResult result;
+  {
+    io::Dataset ds = io::openRaster(o.classes);
+    // GDAL 3.6's GTiff driver loads the .aux.xml (where category names live) only once
+    // something else asks for georeferencing.
+    double geotransform[6];
+    ds->GetGeoTransform(geotransform);
+    char** names = ds->GetRasterBand(1)->GetCategoryNames();
+    for (int i = 0; names && names[i]; ++i) result.names.push_back(names[i]);
+  }
+  io::LabelSource source{o.truth, o.layer, o.field, {}};
+  io::LabelRasterizer truth(source, info, 255);
+  if (!truth.stringValues().empty()) {
+    // Class names: the raster's categories give their ids (0, the background, excluded).
+    std::vector<std::string> by_id(result.names.begin() + (result.names.empty() ? 0 : 1), result.names.end());
+    truth.numberStringClasses(by_id);
+  }
+  int classes = int(result.names.size());
+  for (int id : truth.classes().ids) classes = std::max(classes, id + 1);
+  classes = std::max(classes, 2);
+  ConfusionMatrix confusion(classes, 255);
+  std::vector<double> values;
+  std::vector<uint8_t> valid, labels;
+  const int block = 256;
+  for (int y = 0; y < info.height; y += block) {
+    progress.checkCancelled();
+    const int h = std::min(block, info.height - y);
+    reader.read(0, y, info.width, h, values, valid);
+    truth.rasterize(0, y, info.width, h, labels);
+    std::vector<int64_t> predicted(values.size()), actual(values.size());
+    for (size_t i = 0; i < values.size(); ++i) {
+      predicted[i] = valid[i] ? int64_t(values[i]) : -1;  // nodata: not counted
+      actual[i] = valid[i] ? int64_t(labels[i]) : 255;
+    }
+    confusion.update(predicted.data(), actual.data(), predicted.size());
+    progress.report(double(y + h) / info.height, "");
+  }
+  result.metrics = confusion.metrics();
+  result.names.resize(size_t(classes));
+  for (int c = 0; c < classes; ++c)
+    if (result.names[size_t(c)].empty()) result.names[size_t(c)] = std::to_string(c);
+  return result;
+}
+
+}  // namespace geodl
