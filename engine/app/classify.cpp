@@ -16,6 +16,7 @@
 
 #include "core/atomic_file.h"
 #include "core/device.h"
+#include "core/memory.h"
 #include "core/errors.h"
 #include "core/model_file.h"
 #include "core/tile_plan.h"
@@ -172,7 +173,7 @@ torch::Tensor predict(const Predictor& model, const torch::Tensor& x, bool tta) 
 
 ClassifyResult classify(const ClassifyOptions& o, Progress& progress) {
   if (o.output.empty()) throw InputError("no output raster given");
-  if (o.batch_size < 1) throw InputError("the batch size must be at least 1");
+  if (o.batch_size < 0) throw InputError("the batch size must be at least 1 (0: automatic)");
   if (o.min_area < 0) throw InputError("the minimum polygon area cannot be negative");
   if (!o.polygons.empty())
     checkWritableFolder(std::filesystem::absolute(o.polygons).parent_path().string());
@@ -217,6 +218,26 @@ ClassifyResult classify(const ClassifyOptions& o, Progress& progress) {
   const torch::Device device(device_name);
   predictor.to(device);
   torch::NoGradGuard no_grad;
+
+  // Batch size 0: as many windows as fit the memory budget (forward peaks at 1 and 2
+  // windows give the cost of one more).
+  int batch_size = o.batch_size;
+  if (batch_size == 0) {
+    installCountingCpuAllocator();
+    MemoryMeter meter(device_name);
+    const auto peakOf = [&](int n) {
+      meter.start();
+      predict(predictor, torch::zeros({n, bands, window, window}, torch::TensorOptions().device(device)), o.tta);
+      return double(meter.peak());
+    };
+    const double one = peakOf(1), two = peakOf(2), per = std::max(1.0, two - one);
+    const double budget = (o.memory_budget_mib > 0 ? o.memory_budget_mib : defaultMemoryBudgetMiB(device_name)) *
+                          1024.0 * 1024.0;
+    batch_size = int(std::clamp((budget - (one - per)) / per, 1.0, 256.0));
+    progress.log("batch size " + std::to_string(batch_size) + " (automatic: " +
+                 std::to_string(int(per / (1024 * 1024))) + " MiB per window)");
+  }
+  result.batch_size = batch_size;
 
   // Outputs: opened now so that an unwritable path fails before any work.
   io::GeoTiffSpec spec;
@@ -274,10 +295,10 @@ ClassifyResult classify(const ClassifyOptions& o, Progress& progress) {
         for (int x0 : plan.xs)
           if (touches(x0, y0)) xs.push_back(x0);
         if (xs.empty() && !queue.push({k, {}, {}, {}, true})) return;
-        for (size_t start = 0; start < xs.size(); start += size_t(o.batch_size)) {
+        for (size_t start = 0; start < xs.size(); start += size_t(batch_size)) {
           WindowBatch item;
           item.row = k;
-          const size_t n = std::min(xs.size() - start, size_t(o.batch_size));
+          const size_t n = std::min(xs.size() - start, size_t(batch_size));
           item.xs.assign(xs.begin() + long(start), xs.begin() + long(start + n));
           item.row_end = start + n == xs.size();
           item.images = torch::empty({int64_t(n), bands, window, window});

@@ -18,7 +18,8 @@ struct ClassifyOptions {
   bool probabilities_float = false;  // Float32 0-1 instead of Byte 0-255
   int window = 0;             // inference.chunk_size; 0: the model's sample size
   double overlap = 25;        // inference.overlap: percent of the window
-  int batch_size = 4;         // windows per forward pass
+  int batch_size = 4;         // windows per forward pass; 0: as many as fit memory_budget_mib
+  double memory_budget_mib = 0;  // for batch_size 0; 0: half the free RAM, or 90% of the GPU's
   bool tta = false;           // average the 8 flips and quarter turns
   bool cog = false;           // Cloud Optimized GeoTIFF outputs
   std::string polygons;       // optional GeoPackage of the classes as polygons
@@ -34,6 +35,7 @@ struct ClassifyResult {
   std::string output, probabilities;
   int width = 0, height = 0;
   int64_t windows = 0, windows_computed = 0;
+  int batch_size = 0;  // used
   std::vector<int64_t> class_pixels;  // per model class
   std::vector<std::string> class_names;
   int64_t nodata_pixels = 0;

@@ -223,8 +223,8 @@ int runTrain(const std::string& config_path, const TrainOverrides& over, bool qu
 // Command-line values for `geodl classify` (unset: the config's value stays).
 struct ClassifyOverrides {
   std::string input, model, sidecar, working_folder, output, device, extent;
-  int window = 0, batch_size = 0, threads = -1;
-  double overlap = -1;
+  int window = 0, batch_size = -1, threads = -1;
+  double overlap = -1, memory_budget_mib = 0;
   bool tta = false, probabilities = false, probabilities_float = false, cog = false, polygons = false;
   double min_area = 0;
 };
@@ -264,7 +264,8 @@ int runClassify(const std::string& config_path, const ClassifyOverrides& over, b
   if (!over.working_folder.empty()) job.working_folder = over.working_folder;
   if (over.window > 0) o.window = over.window;
   if (over.overlap >= 0) o.overlap = over.overlap;
-  if (over.batch_size > 0) o.batch_size = over.batch_size;
+  if (over.batch_size >= 0) o.batch_size = over.batch_size;
+  if (over.memory_budget_mib > 0) o.memory_budget_mib = over.memory_budget_mib;
   if (over.threads >= 0) o.threads = over.threads;
   if (!over.device.empty()) o.device = over.device;
   o.tta = o.tta || over.tta;
@@ -531,7 +532,10 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(8, 100000));
   classify->add_option("--overlap", cover.overlap, "Overlap, percent of the window (inference.overlap)")
       ->check(CLI::Range(0.0, 99.0));
-  classify->add_option("--batch-size", cover.batch_size, "Windows per forward pass")
+  classify->add_option("--batch-size", cover.batch_size, "Windows per forward pass (0: as many as fit memory)")
+      ->check(CLI::NonNegativeNumber);
+  classify->add_option("--memory-budget-mib", cover.memory_budget_mib,
+                       "Budget for --batch-size 0 (default: half the free RAM, 90% of a GPU)")
       ->check(CLI::PositiveNumber);
   classify->add_flag("--tta", cover.tta, "Test-time augmentation: average 8 flips and turns");
   classify->add_flag("--probabilities", cover.probabilities,

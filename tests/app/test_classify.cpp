@@ -77,8 +77,11 @@ TEST(Classify, KnownSceneWellAboveChanceWithGeoreferencingColoursAndProbabilitie
   const std::string input = scene(dir, "scene.tif", 150, 110);
   ClassifyOptions o = options(dir, input, "classes.tif");
   o.probabilities = dir.path("probabilities.tif");
+  o.batch_size = 0;  // automatic
+  o.memory_budget_mib = 64;
   NullProgress progress;
   const ClassifyResult r = classify(o, progress);
+  EXPECT_GE(r.batch_size, 1);
   EXPECT_TRUE(r.warnings.empty());
   EXPECT_EQ(r.windows, r.windows_computed);
   const Raster out = readAll(o.output), in = readAll(input);
