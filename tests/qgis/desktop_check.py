@@ -75,6 +75,18 @@ def check():
         with open(out['REPORT']) as report:
             RESULT['report_has_chart'] = '<svg' in report.read()
         RESULT['best_epoch'] = out['BEST_EPOCH']
+        # Classification of the scene with it: the class layer opens with the model's classes.
+        classes = os.path.join(scene, 'classes.tif')
+        processing.runAndLoadResults('geodl:classify', {
+            'INPUT': os.path.join(scene, 'scene_trn.tif'), 'MODEL': out['OUTPUT_MODEL'],
+            'WINDOW': 64, 'THREADS': 2, 'OUTPUT': classes})
+        QApplication.processEvents()
+        for layer in QgsProject.instance().mapLayers().values():
+            if layer.source() == classes:
+                renderer = layer.renderer()
+                RESULT['classified_renderer'] = renderer.type()
+                RESULT['classified_labels'] = [c.label for c in renderer.classes()] \
+                    if renderer.type() == 'paletted' else []
         iface.mapCanvas().setExtent(iface.activeLayer().extent())
         toolbox = utils.plugins['processing'].toolbox
         toolbox.setVisible(True)

@@ -55,6 +55,8 @@ if not result.get('footprint_in_project'):
     problems.append('the footprint layer was not opened in the project')
 if not (result.get('model_file') and result.get('report_has_chart') and result.get('best_epoch') == 1):
     problems.append('geodl:train gave no model file or report: %r' % result)
+if result.get('classified_renderer') != 'paletted' or 'building' not in result.get('classified_labels', []):
+    problems.append('geodl:classify did not open a paletted class layer: %r' % result)
 if not (isinstance(result.get('max_batch'), (int, float)) and result['max_batch'] >= 1):
     problems.append('processing.run returned no max batch: %r' % result.get('max_batch'))
 if not (os.path.exists(sys.argv[2]) and os.path.getsize(sys.argv[2]) > 10000):
@@ -63,7 +65,8 @@ if problems:
     print('\n'.join(problems))
     sys.exit(1)
 print('QGIS desktop: plugin loaded, algorithms %s registered, max_batch=%d, %d+%d samples '
-      'with their footprints opened in the project, a model trained with its report; '
+      'with their footprints opened in the project, a model trained with its report, the '
+      'scene classified and opened with the model\'s classes; '
       'screenshot %s' % (
           ', '.join(result['algorithms']), result['max_batch'], result['training_samples'],
           result['validation_samples'], sys.argv[2]))
