@@ -34,4 +34,5 @@ echo "Classifying the validation scene with it, then its accuracy against the sc
 echo
 echo "Outputs: $demo/model/ (model.pt, report.html with the loss and IoU curves, metrics.csv),"
 echo "$demo/classified/ (class raster, probabilities, polygons: open them in QGIS). Benchmarks:"
-echo "benchmarks/run_memory_benchmark.sh build, benchmarks/run_train_benchmark.sh build"
+echo "benchmarks/run_memory_benchmark.sh build, benchmarks/run_train_benchmark.sh build,"
+echo "benchmarks/run_classify_benchmark.sh build"
