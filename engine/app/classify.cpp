@@ -172,6 +172,7 @@ torch::Tensor predict(const Predictor& model, const torch::Tensor& x, bool tta) 
 }  // namespace
 
 ClassifyResult classify(const ClassifyOptions& o, Progress& progress) {
+  CpuMemoryScope memory;  // reused blocks for the batches of windows
   if (o.output.empty()) throw InputError("no output raster given");
   if (o.batch_size < 0) throw InputError("the batch size must be at least 1 (0: automatic)");
   if (o.min_area < 0) throw InputError("the minimum polygon area cannot be negative");

@@ -19,6 +19,7 @@
 #include "core/batch_probe.h"
 #include "core/device.h"
 #include "core/errors.h"
+#include "core/memory.h"
 #include "core/metadata.h"
 #include "core/model_file.h"
 #include "core/models.h"
@@ -239,6 +240,7 @@ std::vector<double> inverseFrequencyWeights(const std::vector<int64_t>& class_pi
 }
 
 TrainResult train(const TrainOptions& options, Progress& progress) {
+  CpuMemoryScope memory;  // reused blocks for the training steps
   validateOptions(options);
   TrainResult result;
 

@@ -35,4 +35,20 @@ class MemoryMeter {
 // Installs the counting CPU allocator into LibTorch (once per process; idempotent).
 void installCountingCpuAllocator();
 
+// The allocator keeps freed blocks of 256 KiB and more for reuse (up to a limit, 2 GiB by
+// default): repeated steps then reuse memory instead of faulting fresh pages in. Jobs
+// release the cache when they end (QGIS must get its memory back).
+void releaseCachedCpuMemory();
+size_t cachedCpuBytes();
+void setCpuCacheLimit(size_t bytes);
+
+// Installs the allocator for a job's lifetime and releases its cache at the end.
+class CpuMemoryScope {
+ public:
+  CpuMemoryScope() { installCountingCpuAllocator(); }
+  ~CpuMemoryScope() { releaseCachedCpuMemory(); }
+  CpuMemoryScope(const CpuMemoryScope&) = delete;
+  CpuMemoryScope& operator=(const CpuMemoryScope&) = delete;
+};
+
 }  // namespace geodl

@@ -55,3 +55,29 @@ TEST(MemoryMeter, OneDnnScratchMemoryIsCountedAndReleased) {
 
 }  // namespace
 }  // namespace geodl
+
+namespace geodl {
+namespace {
+
+TEST(MemoryCache, FreedLargeBlocksAreReusedAndReleased) {
+  CpuMemoryScope scope;
+  releaseCachedCpuMemory();
+  void* first = nullptr;
+  {
+    auto t = torch::empty({1 << 20});  // 4 MiB
+    first = t.data_ptr();
+  }
+  EXPECT_GE(cachedCpuBytes(), size_t(4) << 20);
+  auto again = torch::zeros({1 << 20});
+  EXPECT_EQ(again.data_ptr(), first);  // the same block, no fresh pages
+  EXPECT_EQ(again.sum().item<float>(), 0.0f);
+  again = torch::Tensor();
+  releaseCachedCpuMemory();
+  EXPECT_EQ(cachedCpuBytes(), 0u);
+  // Small blocks go straight back to malloc.
+  { auto small = torch::empty({16}); }
+  EXPECT_EQ(cachedCpuBytes(), 0u);
+}
+
+}  // namespace
+}  // namespace geodl
