@@ -11,7 +11,7 @@
 #include <cstring>
 #include <mutex>
 #include <sstream>
-#include <unordered_map>
+#include <map>
 #include <vector>
 
 #ifdef GEODL_WITH_CUDA
@@ -23,7 +23,7 @@ namespace geodl {
 namespace {
 
 constexpr size_t kAlignment = 64;  // what LibTorch's own CPU allocator guarantees
-constexpr size_t kHeader = kAlignment;
+constexpr size_t kHeader = kAlignment;  // holds the counted size and the block size
 
 std::atomic<size_t> g_current{0};
 std::atomic<size_t> g_peak{0};
@@ -36,17 +36,21 @@ std::atomic<size_t> g_refused{0};  // size of the last allocation the budget ref
 constexpr size_t kCacheMinBlock = size_t(256) << 10;  // smaller ones come from malloc's bins
 std::atomic<size_t> g_cache_limit{size_t(2) << 30};
 std::mutex g_cache_mutex;
-std::unordered_map<size_t, std::vector<void*>> g_cache;  // total size -> raw blocks
+std::multimap<size_t, void*> g_cache;  // block size -> raw blocks
 size_t g_cached = 0;
 
-void* takeCached(size_t total) {
+// The smallest cached block of at least `total` bytes and at most a third more (a smaller
+// last batch reuses the full batches' blocks instead of caching its own); its size in
+// *block_size.
+void* takeCached(size_t total, size_t* block_size) {
   if (total < kCacheMinBlock) return nullptr;
   std::lock_guard<std::mutex> lock(g_cache_mutex);
-  auto it = g_cache.find(total);
-  if (it == g_cache.end() || it->second.empty()) return nullptr;
-  void* raw = it->second.back();
-  it->second.pop_back();
-  g_cached -= total;
+  auto it = g_cache.lower_bound(total);
+  if (it == g_cache.end() || it->first > total + total / 3) return nullptr;
+  void* raw = it->second;
+  *block_size = it->first;
+  g_cached -= it->first;
+  g_cache.erase(it);
   return raw;
 }
 
@@ -54,7 +58,7 @@ bool keepCached(void* raw, size_t total) {
   if (total < kCacheMinBlock) return false;
   std::lock_guard<std::mutex> lock(g_cache_mutex);
   if (g_cached + total > g_cache_limit.load(std::memory_order_relaxed)) return false;
-  g_cache[total].push_back(raw);
+  g_cache.emplace(total, raw);
   g_cached += total;
   return true;
 }
@@ -85,14 +89,15 @@ class CountingCpuAllocator final : public c10::Allocator {
       TORCH_CHECK_WITH(OutOfMemoryError, false, msg.str());
     }
     updatePeak(now);
-    const size_t total = blockTotal(nbytes);
-    void* raw = takeCached(total);
+    size_t total = blockTotal(nbytes);
+    void* raw = takeCached(total, &total);
     if (raw == nullptr && (posix_memalign(&raw, kAlignment, total) != 0 || raw == nullptr)) {
       g_current.fetch_sub(nbytes, std::memory_order_relaxed);
       TORCH_CHECK_WITH(OutOfMemoryError, false, "out of CPU memory allocating ", nbytes,
                        " bytes");
     }
-    *static_cast<size_t*>(raw) = nbytes;
+    static_cast<size_t*>(raw)[0] = nbytes;  // counted
+    static_cast<size_t*>(raw)[1] = total;   // the block's real size (may be larger)
     void* data = static_cast<char*>(raw) + kHeader;
     return {data, data, &release, c10::Device(c10::DeviceType::CPU)};
   }
@@ -109,9 +114,9 @@ class CountingCpuAllocator final : public c10::Allocator {
   static void release(void* data) {
     if (data == nullptr) return;
     void* raw = static_cast<char*>(data) - kHeader;
-    const size_t nbytes = *static_cast<size_t*>(raw);
+    const size_t nbytes = static_cast<size_t*>(raw)[0];
     g_current.fetch_sub(nbytes, std::memory_order_relaxed);
-    if (!keepCached(raw, blockTotal(nbytes))) std::free(raw);
+    if (!keepCached(raw, static_cast<size_t*>(raw)[1])) std::free(raw);
   }
 };
 
@@ -132,8 +137,7 @@ int cudaIndex(const std::string& device) {
 
 void releaseCachedCpuMemory() {
   std::lock_guard<std::mutex> lock(g_cache_mutex);
-  for (auto& [total, blocks] : g_cache)
-    for (void* raw : blocks) std::free(raw);
+  for (auto& [total, raw] : g_cache) std::free(raw);
   g_cache.clear();
   g_cached = 0;
 }

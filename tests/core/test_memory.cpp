@@ -72,6 +72,10 @@ TEST(MemoryCache, FreedLargeBlocksAreReusedAndReleased) {
   EXPECT_EQ(again.data_ptr(), first);  // the same block, no fresh pages
   EXPECT_EQ(again.sum().item<float>(), 0.0f);
   again = torch::Tensor();
+  // A somewhat smaller request takes the same block rather than a new one.
+  auto smaller = torch::empty({(1 << 20) - (1 << 17)});
+  EXPECT_EQ(smaller.data_ptr(), first);
+  smaller = torch::Tensor();
   releaseCachedCpuMemory();
   EXPECT_EQ(cachedCpuBytes(), 0u);
   // Small blocks go straight back to malloc.
