@@ -178,15 +178,6 @@ double metricOf(const std::string& metric, const EpochRecord& r) {
   return metric == "loss" ? r.val_loss : r.val.mean_iou;
 }
 
-bool isGeodlModelFile(const std::string& path) {
-  try {
-    readModelInfo(path);
-    return true;
-  } catch (const Error&) {
-    return false;
-  }
-}
-
 struct ValidationResult {
   double loss = 0;
   SegmentationMetrics metrics;
@@ -358,7 +349,7 @@ TrainResult train(const TrainOptions& options, Progress& progress) {
   plain.pretrained.clear();
   SegmentationModel model = makeModel(plain);
   if (!options.pretrained.empty() && !options.resume) {
-    if (spec.architecture == Architecture::TernausNet && !isGeodlModelFile(options.pretrained))
+    if (spec.architecture == Architecture::TernausNet && !isModelFile(options.pretrained))
       std::dynamic_pointer_cast<TernausNetImpl>(model)->loadPretrainedEncoder(options.pretrained);
     else
       loadPretrainedWeights(*model, options.pretrained);

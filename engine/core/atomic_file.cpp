@@ -25,13 +25,17 @@ void syncPath(const std::string& path, bool directory) {
 
 }  // namespace
 
+std::string temporaryPathFor(const std::string& path, const std::string& suffix) {
+  const fs::path target = fs::absolute(path);
+  return (target.parent_path() /
+          ("." + target.filename().string() + ".tmp-" + std::to_string(::getpid()) + suffix))
+      .string();
+}
+
 void writeFileAtomically(const std::string& path,
                          const std::function<void(const std::string&)>& write) {
   const fs::path target = fs::absolute(path);
-  const std::string temp =
-      (target.parent_path() / ("." + target.filename().string() + ".tmp-" +
-                               std::to_string(::getpid())))
-          .string();
+  const std::string temp = temporaryPathFor(path);
   try {
     write(temp);
     syncPath(temp, false);

@@ -7,6 +7,9 @@
 
 namespace geodl {
 
+// A temporary name beside `path` for this process: ".NAME.tmp-PID" + suffix.
+std::string temporaryPathFor(const std::string& path, const std::string& suffix = "");
+
 // `write` creates and fills the temporary path it is given; then the file is fsync'ed and
 // renamed over `path` (and the folder fsync'ed). A crash at any moment leaves the old
 // file or the new one, never a mix. On error the temporary file is removed; throws IoError.

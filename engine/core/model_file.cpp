@@ -138,6 +138,15 @@ ModelInfo readModelInfo(const std::string& path) {
   return readInfo(archive, path);
 }
 
+bool isModelFile(const std::string& path) {
+  try {
+    readModelInfo(path);
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
 std::string weightsDigest(SegmentationModelImpl& model) {
   uint64_t hash = 1469598103934665603ull;
   for (const auto& [name, tensor] : namedState(model)) {
@@ -155,21 +164,10 @@ std::string weightsDigest(SegmentationModelImpl& model) {
 void loadPretrainedWeights(SegmentationModelImpl& model, const std::string& path) {
   std::ifstream file(path, std::ios::binary);
   if (!file) throw InputError("cannot read the pretrained weights '" + path + "': check the path");
-  // A GeoDL model file?
-  {
-    torch::serialize::InputArchive archive;
-    bool is_archive = true;
-    try {
-      archive.load_from(path, torch::Device(torch::kCPU));
-    } catch (const c10::Error&) {
-      is_archive = false;
-    }
-    c10::IValue meta;
-    if (is_archive && archive.try_read(kMetadataKey, meta)) {
-      const LoadedModel source = loadModelFile(path);
-      assignState(model, namedState(*source.model), path, false);
-      return;
-    }
+  if (isModelFile(path)) {  // to fine-tune a GeoDL model
+    const LoadedModel source = loadModelFile(path);
+    assignState(model, namedState(*source.model), path, false);
+    return;
   }
   // A torch.save'd dict: a state dict, or a checkpoint holding one under 'model'.
   std::vector<char> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
@@ -262,20 +260,12 @@ Predictor loadPredictor(const std::string& path, const std::string& sidecar) {
   if (!std::ifstream(path, std::ios::binary))
     throw InputError("cannot read the model file '" + path + "': check the path");
   Predictor p;
-  if (sidecar.empty()) {
-    bool geodl_file = true;
-    try {
-      readModelInfo(path);
-    } catch (const InputError&) {
-      geodl_file = false;
-    }
-    if (geodl_file) {
-      auto loaded = std::make_shared<LoadedModel>(loadModelFile(path));
-      p.info = loaded->info;
-      p.forward = [loaded](const torch::Tensor& x) { return loaded->model->forward(x); };
-      p.to = [loaded](const torch::Device& d) { loaded->model->to(d); };
-      return p;
-    }
+  if (sidecar.empty() && isModelFile(path)) {
+    auto loaded = std::make_shared<LoadedModel>(loadModelFile(path));
+    p.info = loaded->info;
+    p.forward = [loaded](const torch::Tensor& x) { return loaded->model->forward(x); };
+    p.to = [loaded](const torch::Device& d) { loaded->model->to(d); };
+    return p;
   }
   namespace fs = std::filesystem;
   std::string meta = sidecar;

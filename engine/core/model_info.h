@@ -48,6 +48,9 @@ ModelInfo modelInfoFromJson(const std::string& json);
 // file is read with LibTorch: implemented in model_file.cpp). Throws InputError.
 ModelInfo readModelInfo(const std::string& path);
 
+// Whether `path` is a GeoDL model file or training checkpoint (readModelInfo succeeds).
+bool isModelFile(const std::string& path);
+
 // A default colour for a class: well-known names (building, road, water, vegetation...)
 // get their usual map colours, others a fixed palette by index.
 std::string defaultClassColour(const std::string& name, int index);

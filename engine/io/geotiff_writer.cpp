@@ -1,11 +1,11 @@
 #include "io/geotiff_writer.h"
 
 #include <gdal_utils.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
 
+#include "core/atomic_file.h"
 #include "core/errors.h"
 #include "io/gdal_util.h"
 
@@ -37,10 +37,7 @@ GeoTiffWriter::GeoTiffWriter(const std::string& path, const GeoTiffSpec& spec)
   initGdal();
   auto& d = *impl_;
   d.spec = spec;
-  const fs::path target = fs::absolute(path);
-  d.temp = (target.parent_path() / ("." + target.filename().string() + ".tmp-" +
-                                    std::to_string(::getpid()) + ".tif"))
-               .string();
+  d.temp = temporaryPathFor(path, ".tif");
   GDALDriver* driver = GetGDALDriverManager()->GetDriverByName("GTiff");
   char** options = nullptr;
   options = CSLSetNameValue(options, "TILED", "YES");

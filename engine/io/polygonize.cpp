@@ -1,11 +1,11 @@
 #include "io/polygonize.h"
 
 #include <gdal_alg.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
 
+#include "core/atomic_file.h"
 #include "core/errors.h"
 #include "io/gdal_util.h"
 
@@ -19,8 +19,7 @@ PolygonizeResult polygonizeClasses(const std::string& raster, const std::string&
   Dataset source = openRaster(raster);
   GDALRasterBand* band = source->GetRasterBand(1);
   const fs::path target = fs::absolute(gpkg);
-  const std::string temp = (target.parent_path() / ("." + target.filename().string() + ".tmp-" +
-                                                    std::to_string(::getpid()) + ".gpkg")).string();
+  const std::string temp = temporaryPathFor(gpkg, ".gpkg");
   std::remove(temp.c_str());
   PolygonizeResult result;
   {

@@ -29,8 +29,8 @@ for attempt in 1 2; do
   "$geodl" info "$work/killed/model.pt" > /dev/null
 done
 
-"$geodl" "${args[@]}" --output-path "$work/killed" --resume > "$work/resumed.log"
-grep -q "resuming after epoch" "$work/resumed.log" || grep -q "nothing to train" "$work/resumed.log" || true
+"$geodl" "${args[@]}" --output-path "$work/killed" --resume > "$work/resumed.log" 2>&1
+grep -qE "resuming after epoch|nothing to train" "$work/resumed.log"
 digest() { "$geodl" info "$1" | sed -n 's/^weights digest: //p'; }
 a=$(digest "$work/whole/last_checkpoint.pt") b=$(digest "$work/killed/last_checkpoint.pt")
 c=$(digest "$work/whole/model.pt") d=$(digest "$work/killed/model.pt")
