@@ -201,12 +201,10 @@ QVariantMap GeoDLClassifyAlgorithm::processAlgorithm( const QVariantMap &paramet
   for ( const std::string &w : result.warnings )
     feedback->reportError( QString::fromStdString( w ), false );
 
-  const std::vector<geodl::ModelClass> classes = geodlEngineCall( [&] { return geodl::readModelInfo( options.model_path ).classes; },
-      tr( "Cancelled" ) );
   if ( context.willLoadLayerOnCompletion( output ) )
-    context.layerToLoadOnCompletionDetails( output ).setPostProcessor( new ClassStyler( classes ) );
+    context.layerToLoadOnCompletionDetails( output ).setPostProcessor( new ClassStyler( result.classes ) );
   if ( !polygons.isEmpty() && context.willLoadLayerOnCompletion( polygons ) )
-    context.layerToLoadOnCompletionDetails( polygons ).setPostProcessor( new ClassStyler( classes ) );
+    context.layerToLoadOnCompletionDetails( polygons ).setPostProcessor( new ClassStyler( result.classes ) );
 
   QVariantMap outputs;
   outputs.insert( QStringLiteral( "OUTPUT" ), output );

@@ -211,7 +211,7 @@ ClassifyResult classify(const ClassifyOptions& o, Progress& progress) {
   result.width = width;
   result.height = height;
   result.windows = plan.windows();
-  for (const auto& c : info.classes) result.class_names.push_back(c.name);
+  result.classes = info.classes;
   result.class_pixels.assign(size_t(classes), 0);
 
   const std::string device_name = resolveDevice(o.device);
@@ -267,7 +267,8 @@ ClassifyResult classify(const ClassifyOptions& o, Progress& progress) {
     p.has_nodata = false;
     p.colours.clear();
     p.categories.clear();
-    p.band_names = result.class_names;
+    p.band_names.clear();
+    for (const auto& c : info.classes) p.band_names.push_back(c.name);
     prob_writer = std::make_unique<io::GeoTiffWriter>(o.probabilities, p);
   }
 

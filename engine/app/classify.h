@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/model_info.h"
 #include "core/progress.h"
 
 namespace geodl {
@@ -36,8 +37,8 @@ struct ClassifyResult {
   int width = 0, height = 0;
   int64_t windows = 0, windows_computed = 0;
   int batch_size = 0;  // used
+  std::vector<ModelClass> classes;    // the model's: ids, names, colours (for styling)
   std::vector<int64_t> class_pixels;  // per model class
-  std::vector<std::string> class_names;
   int64_t nodata_pixels = 0;
   int64_t polygons = 0, polygons_dropped = 0;
   std::vector<std::string> warnings;

@@ -313,7 +313,7 @@ int runClassify(const std::string& config_path, const ClassifyOverrides& over, b
     std::cout << one.input << " -> " << r.output << " (" << r.width << " x " << r.height << ", "
               << r.windows_computed << " windows)\n  classes:";
     for (size_t c = 0; c < r.class_pixels.size(); ++c)
-      std::cout << " " << r.class_names[c] << " " << std::fixed << std::setprecision(1)
+      std::cout << " " << r.classes[c].name << " " << std::fixed << std::setprecision(1)
                 << (total ? 100.0 * r.class_pixels[c] / total : 0.0) << "%";
     std::cout << "\n";
     if (!r.probabilities.empty()) std::cout << "  probabilities: " << r.probabilities << "\n";
