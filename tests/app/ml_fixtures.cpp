@@ -84,12 +84,11 @@ const std::string& trainedModel() {
       return cached;
     } catch (const Error&) {
     }
-    TempDir dir_holder;
-    TempDir* dir = &dir_holder;
+    TempDir dir;
     TrainOptions o;
-    o.train_store = makeStore(dir->path("trn.hdf5"), 48, 11);
-    o.val_store = makeStore(dir->path("val.hdf5"), 8, 12, 2, "val");
-    o.output_folder = dir->path("model");
+    o.train_store = makeStore(dir.path("trn.hdf5"), 48, 11);
+    o.val_store = makeStore(dir.path("val.hdf5"), 8, 12, 2, "val");
+    o.output_folder = dir.path("model");
     o.epochs = 6;
     o.batch_size = 8;
     o.learning_rate = 2e-3;

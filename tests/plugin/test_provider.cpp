@@ -198,22 +198,31 @@ TEST_F( ProviderTest, CreateSamplesFromSelectedFeaturesWithValidationBlocks )
   QgsProject::instance()->removeAllMapLayers();
 }
 
-TEST_F( ProviderTest, CreateSamplesRefusesAFieldTheLayerLacks )
+// geodl:createsamples parameters for a synthetic scene of `size` pixels made in `dir`:
+// 32-pixel samples, every 32 pixels, all for training unless changed.
+QVariantMap sceneSampleParameters( const QTemporaryDir &dir, int size )
 {
-  QTemporaryDir dir;
   geodl::io::SceneOptions scene;
-  scene.size = 128;
+  scene.size = size;
   const auto files = geodl::io::makeSyntheticScene( dir.path().toStdString(), "scene", scene );
-  std::unique_ptr<QgsProcessingAlgorithm> alg( QgsApplication::processingRegistry()->createAlgorithmById( QStringLiteral( "geodl:createsamples" ) ) );
   QVariantMap p;
   p.insert( QStringLiteral( "INPUT" ), QString::fromStdString( files.raster ) );
   p.insert( QStringLiteral( "VECTOR" ), QString::fromStdString( files.labels ) );
-  p.insert( QStringLiteral( "FIELD" ), QStringLiteral( "landuse" ) );
+  p.insert( QStringLiteral( "FIELD" ), QStringLiteral( "class" ) );
   p.insert( QStringLiteral( "SPLIT" ), 0 );
   p.insert( QStringLiteral( "SAMPLE_SIZE" ), 32 );
   p.insert( QStringLiteral( "STRIDE" ), 32 );
   p.insert( QStringLiteral( "OUTPUT_FOLDER" ), dir.filePath( QStringLiteral( "samples" ) ) );
   p.insert( QStringLiteral( "FOOTPRINT" ), dir.filePath( QStringLiteral( "footprints.gpkg" ) ) );
+  return p;
+}
+
+TEST_F( ProviderTest, CreateSamplesRefusesAFieldTheLayerLacks )
+{
+  QTemporaryDir dir;
+  QVariantMap p = sceneSampleParameters( dir, 128 );
+  p.insert( QStringLiteral( "FIELD" ), QStringLiteral( "landuse" ) );
+  std::unique_ptr<QgsProcessingAlgorithm> alg( QgsApplication::processingRegistry()->createAlgorithmById( QStringLiteral( "geodl:createsamples" ) ) );
   QgsProcessingContext context;
   RecordingFeedback feedback;
   bool ok = true;
@@ -225,20 +234,10 @@ TEST_F( ProviderTest, CreateSamplesRefusesAFieldTheLayerLacks )
 // Samples from the synthetic scene through geodl:createsamples, for the training tests.
 QVariantMap sceneSamples( const QTemporaryDir &dir )
 {
-  geodl::io::SceneOptions scene;
-  scene.size = 256;
-  const auto files = geodl::io::makeSyntheticScene( dir.path().toStdString(), "scene", scene );
-  std::unique_ptr<QgsProcessingAlgorithm> alg( QgsApplication::processingRegistry()->createAlgorithmById( QStringLiteral( "geodl:createsamples" ) ) );
-  QVariantMap p;
-  p.insert( QStringLiteral( "INPUT" ), QString::fromStdString( files.raster ) );
-  p.insert( QStringLiteral( "VECTOR" ), QString::fromStdString( files.labels ) );
-  p.insert( QStringLiteral( "FIELD" ), QStringLiteral( "class" ) );
+  QVariantMap p = sceneSampleParameters( dir, 256 );
   p.insert( QStringLiteral( "SPLIT" ), 1 );
   p.insert( QStringLiteral( "VALIDATION_PERCENT" ), 30 );
-  p.insert( QStringLiteral( "SAMPLE_SIZE" ), 32 );
-  p.insert( QStringLiteral( "STRIDE" ), 32 );
-  p.insert( QStringLiteral( "OUTPUT_FOLDER" ), dir.filePath( QStringLiteral( "samples" ) ) );
-  p.insert( QStringLiteral( "FOOTPRINT" ), dir.filePath( QStringLiteral( "footprints.gpkg" ) ) );
+  std::unique_ptr<QgsProcessingAlgorithm> alg( QgsApplication::processingRegistry()->createAlgorithmById( QStringLiteral( "geodl:createsamples" ) ) );
   QgsProcessingContext context;
   RecordingFeedback feedback;
   bool ok = false;
