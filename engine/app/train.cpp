@@ -321,16 +321,21 @@ TrainResult train(const TrainOptions& options, Progress& progress) {
   result.seed = options.seed >= 0 ? options.seed : int64_t(std::random_device{}() >> 1);
 
   // --- Resume: the checkpoint decides what the run was. ---
+  // The checkpoint is read once: weights, metadata, run state and Adam's state.
   json state;
+  std::unique_ptr<LoadedModel> saved;
+  torch::serialize::InputArchive saved_optimizer;
   if (options.resume) {
-    ModelInfo info = readModelInfo(result.checkpoint_path);
-    torch::serialize::InputArchive archive;
-    archive.load_from(result.checkpoint_path, torch::Device(torch::kCPU));
-    c10::IValue value;
-    if (!archive.try_read(kCheckpointKey, value) || !value.isString())
-      throw InputError("'" + result.checkpoint_path + "' is a model file, not a training "
-                       "checkpoint; run without --resume");
-    state = json::parse(value.toStringRef());
+    saved = std::make_unique<LoadedModel>(
+        loadModelFile(result.checkpoint_path, [&](torch::serialize::InputArchive& archive) {
+          c10::IValue value;
+          if (!archive.try_read(kCheckpointKey, value) || !value.isString())
+            throw InputError("'" + result.checkpoint_path + "' is a model file, not a training "
+                             "checkpoint; run without --resume");
+          state = json::parse(value.toStringRef());
+          archive.read(kOptimizerKey, saved_optimizer);
+        }));
+    const ModelInfo& info = saved->info;
     if (info.spec.architecture != spec.architecture || info.spec.bands != spec.bands ||
         info.spec.classes != spec.classes)
       throw InputError("the checkpoint in '" + folder.string() + "' is of a " +
@@ -497,18 +502,15 @@ TrainResult train(const TrainOptions& options, Progress& progress) {
   double best = options.best_metric == "loss" ? INFINITY : -INFINITY;
   int since_best = 0;
   if (options.resume) {
-    LoadedModel saved = loadModelFile(result.checkpoint_path, [&](torch::serialize::InputArchive& a) {
-      torch::serialize::InputArchive opt;
-      a.read(kOptimizerKey, opt);
-      optimizer.load(opt);
-    });
+    optimizer.load(saved_optimizer);
     {
       torch::NoGradGuard no_grad;
-      auto target = model->named_parameters(), source = saved.model->named_parameters();
+      auto target = model->named_parameters(), source = saved->model->named_parameters();
       for (auto& p : target) p.value().copy_(source[p.key()]);
-      auto tb = model->named_buffers(), sb = saved.model->named_buffers();
+      auto tb = model->named_buffers(), sb = saved->model->named_buffers();
       for (auto& b : tb) b.value().copy_(sb[b.key()]);
     }
+    saved.reset();
     best = state.at("best");
     since_best = state.at("since_best");
     result.best_epoch = state.at("best_epoch");
