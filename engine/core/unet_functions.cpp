@@ -1,6 +1,8 @@
 #include "core/unet_functions.h"
 
 #include <ATen/ATen.h>
+
+#include <algorithm>
 #include <torch/version.h>
 
 #include "core/checkpoint.h"
@@ -42,6 +44,84 @@ Tensor unitForward(const ConvUnit& unit, const Tensor& x) {
   if (unit.bn) h = unit.bn->forward(h);
   if (unit.dropout > 0.0 && unit.conv->is_training()) h = h * dropoutNoise(h, unit.dropout);
   return h;
+}
+
+bool fusedInference(const Tensor& x) {
+  return x.device().is_cpu() && x.scalar_type() == at::kFloat && !at::GradMode::is_enabled();
+}
+
+Tensor activate(const ConvUnit& unit, Tensor y, bool padded) {
+  y = y.contiguous(at::MemoryFormat::ChannelsLast);
+  const int64_t n = y.size(0), channels = y.size(1), h = y.size(2), w = y.size(3);
+  TORCH_CHECK(!padded || (h >= 2 && w >= 2), "reflection padding needs at least 2 x 2 pixels");
+  // Per channel: the PReLU slope, and BatchNorm as a scale and a shift.
+  std::vector<float> slope(static_cast<size_t>(channels)), scale(static_cast<size_t>(channels), 1.0f),
+      shift(static_cast<size_t>(channels), 0.0f);
+  const Tensor slopes = unit.prelu->weight.to(at::kFloat).contiguous();
+  for (int64_t c = 0; c < channels; ++c)
+    slope[size_t(c)] = slopes.data_ptr<float>()[slopes.numel() == 1 ? 0 : c];
+  if (unit.bn) {
+    const auto& bn = *unit.bn;
+    Tensor a = at::rsqrt(bn.running_var.to(at::kFloat) + bn.options.eps());
+    if (bn.options.affine()) a = a * bn.weight.to(at::kFloat);
+    Tensor b = -bn.running_mean.to(at::kFloat) * a;
+    if (bn.options.affine()) b = b + bn.bias.to(at::kFloat);
+    a = a.contiguous();
+    b = b.contiguous();
+    std::copy(a.data_ptr<float>(), a.data_ptr<float>() + channels, scale.begin());
+    std::copy(b.data_ptr<float>(), b.data_ptr<float>() + channels, shift.begin());
+  }
+  const int64_t pad = padded ? 1 : 0, oh = h + 2 * pad, ow = w + 2 * pad;
+  Tensor out = padded ? at::empty({n, channels, oh, ow}, y.options().memory_format(at::MemoryFormat::ChannelsLast)) : y;
+  const float* src = y.data_ptr<float>();
+  float* dst = out.data_ptr<float>();
+  const float* __restrict__ sl = slope.data();
+  const float* __restrict__ sc = scale.data();
+  const float* __restrict__ sh = shift.data();
+  // Channels last: the channel varies fastest, so the per-channel terms are plain arrays.
+  at::parallel_for(0, n * h, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t row = begin; row < end; ++row) {
+      const int64_t image = row / h, r = row % h;
+      const float* __restrict__ in = src + row * w * channels;
+      float* __restrict__ o = dst + ((image * oh + r + pad) * ow + pad) * channels;
+      for (int64_t x = 0; x < w; ++x, in += channels, o += channels)
+        for (int64_t c = 0; c < channels; ++c) {  // branch-free, so that it vectorizes
+          const float v = in[c];
+          o[c] = (std::max(v, 0.0f) + sl[c] * std::min(v, 0.0f)) * sc[c] + sh[c];
+        }
+      if (padded) {  // o is one pixel past the row's last
+        float* first = o - w * channels;
+        std::copy(first + channels, first + 2 * channels, first - channels);
+        std::copy(o - 2 * channels, o - channels, o);
+      }
+    }
+  });
+  if (padded) {
+    const int64_t row = ow * channels;
+    for (int64_t image = 0; image < n; ++image) {
+      float* p = dst + image * oh * row;
+      std::copy(p + 2 * row, p + 3 * row, p);
+      std::copy(p + (h - 1) * row, p + h * row, p + (h + 1) * row);
+    }
+  }
+  return out;
+}
+
+Tensor padChannelsLast(const Tensor& x) {
+  const int64_t h = x.size(2), w = x.size(3);
+  TORCH_CHECK(h >= 2 && w >= 2, "reflection padding needs at least 2 x 2 pixels");
+  Tensor p = at::empty({x.size(0), x.size(1), h + 2, w + 2}, x.options().memory_format(at::MemoryFormat::ChannelsLast));
+  p.narrow(2, 1, h).narrow(3, 1, w).copy_(x);
+  reflectBorder(p);
+  return p;
+}
+
+void reflectBorder(Tensor& p) {
+  const int64_t h = p.size(2) - 2, w = p.size(3) - 2;
+  p.narrow(2, 0, 1).narrow(3, 1, w).copy_(p.narrow(2, 2, 1).narrow(3, 1, w));
+  p.narrow(2, h + 1, 1).narrow(3, 1, w).copy_(p.narrow(2, h - 1, 1).narrow(3, 1, w));
+  p.narrow(3, 0, 1).copy_(p.narrow(3, 2, 1));
+  p.narrow(3, w + 1, 1).copy_(p.narrow(3, w - 1, 1));
 }
 
 }  // namespace unet_ops

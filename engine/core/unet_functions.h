@@ -23,6 +23,19 @@ torch::Tensor resizeTo(const torch::Tensor& x, const torch::Tensor& like);
 torch::Tensor dropoutNoise(const torch::Tensor& like, double p);
 // One unit with autograd: pad, conv, PReLU, BatchNorm (updates running stats), dropout.
 torch::Tensor unitForward(const ConvUnit& unit, const torch::Tensor& x);
+
+// Inference without autograd (CPU, float), in channels-last layout, where oneDNN's
+// convolutions and max-pooling are fastest: the unit's PReLU and BatchNorm (running
+// statistics) in one pass over its convolution's output y. With `padded`, written into a
+// new tensor with a 1-pixel reflected border, the next convolution's input (one pass
+// instead of three: PReLU, BatchNorm, padding); otherwise in place.
+torch::Tensor activate(const ConvUnit& unit, torch::Tensor y, bool padded);
+// x with a 1-pixel reflected border, channels last.
+torch::Tensor padChannelsLast(const torch::Tensor& x);
+// Fills the 1-pixel border of p (N, C, H+2, W+2) by reflecting its interior.
+void reflectBorder(torch::Tensor& p);
+// Whether activate() serves x (CPU float tensors); other devices use the plain ops.
+bool fusedInference(const torch::Tensor& x);
 }  // namespace unet_ops
 
 // Encoder block (max-pooling its input first when `pool`), checkpointed.

@@ -121,6 +121,38 @@ TEST(UNetCheckpoint, EvalAndNoGradForwardsAreThePlainOnes) {
   EXPECT_TRUE(torch::equal(p.plain->forward(x), p.checkpointed->forward(x)));
 }
 
+// Inference without autograd takes the fused path (PReLU, BatchNorm and padding in one
+// pass): it must compute what the layer-by-layer autograd forward computes.
+TEST(UNetInference, FusedForwardEqualsTheLayerByLayerForward) {
+  for (const Case& c : {Case{"unetsmall", 64, 64}, Case{"unetsmall", 45, 37}, Case{"unet", 36, 52}}) {
+    SCOPED_TRACE(c.model + " " + std::to_string(c.height) + "x" + std::to_string(c.width));
+    ModelSpec s = modelSpecFromName(c.model);
+    s.bands = 3;
+    s.classes = 5;
+    torch::manual_seed(5);
+    SegmentationModel model = makeModel(s);
+    // Statistics and slopes away from their initial values, so that every term counts.
+    {
+      torch::NoGradGuard no_grad;
+      for (auto& buffer : model->named_buffers()) {
+        if (buffer.key().find("running_mean") != std::string::npos) buffer.value().uniform_(-0.5, 0.5);
+        if (buffer.key().find("running_var") != std::string::npos) buffer.value().uniform_(0.5, 2.0);
+      }
+      for (auto& param : model->named_parameters())
+        if (param.key().find(".weight") != std::string::npos && param.value().dim() == 1)
+          param.value().uniform_(-0.3, 1.5);
+    }
+    model->eval();
+    auto x = torch::randn({2, 3, c.height, c.width});
+    const auto reference = model->forward(x).detach();  // autograd on: the plain layers
+    torch::NoGradGuard no_grad;
+    const auto fused = model->forward(x);
+    ASSERT_EQ(fused.sizes(), reference.sizes());
+    EXPECT_LT((fused - reference).abs().max().item<double>(), 1e-4 * reference.abs().max().item<double>());
+    EXPECT_GT(reference.abs().max().item<double>(), 0.0);
+  }
+}
+
 TEST(UNetCheckpoint, MemoryPerSampleOfATrainingStepIsMoreThanTwiceLower) {
   // The benchmark measures the real ratio at 256x256; here a small, fast guard.
   BatchProbeOptions o;
