@@ -7,6 +7,8 @@
 #include <condition_variable>
 #include <deque>
 #include <exception>
+#include <functional>
+#include <future>
 #include <mutex>
 #include <thread>
 #include <filesystem>
@@ -21,6 +23,7 @@
 #include "core/model_file.h"
 #include "core/tile_plan.h"
 #include "io/geotiff_writer.h"
+#include "io/labels.h"
 #include "io/polygonize.h"
 #include "io/raster.h"
 
@@ -154,6 +157,28 @@ class WindowQueue {
   bool stopped_ = false;
 };
 
+// Columns classified at a time when rows are final: bounds the temporaries on wide rasters.
+constexpr int kColumnChunk = 2048;
+
+// Runs writes in a thread, one at a time, in order: a new write waits for the previous one,
+// whose error (if any) it rethrows.
+class RowWriter {
+ public:
+  ~RowWriter() {
+    if (pending_.valid()) pending_.wait();
+  }
+  void write(std::function<void()> job) {
+    finish();
+    pending_ = std::async(std::launch::async, std::move(job));
+  }
+  void finish() {
+    if (pending_.valid()) pending_.get();
+  }
+
+ private:
+  std::future<void> pending_;
+};
+
 // Softmax probabilities of a batch, averaged over the 8 flips and quarter turns with TTA.
 torch::Tensor predict(const Predictor& model, const torch::Tensor& x, bool tta) {
   if (!tta) return torch::softmax(model.forward(x), 1);
@@ -282,9 +307,28 @@ ClassifyResult classify(const ClassifyOptions& o, Progress& progress) {
   auto acc_valid = torch::zeros({rows, width}, torch::kUInt8);
   int acc_y0 = 0;
 
-  const auto touches = [&](int x0, int y0) {
-    return x0 < area.x1 && x0 + window > area.x0 && y0 < area.y1 && y0 + window > area.y0;
-  };
+  // The windows to compute, row by row: those touching the extent and, with a mask, having
+  // a pixel inside its polygons.
+  std::unique_ptr<io::LabelRasterizer> mask;
+  if (!o.mask.empty()) mask = std::make_unique<io::LabelRasterizer>(io::LabelSource{o.mask, o.mask_layer, "", {}}, ri, 255);
+  std::vector<std::vector<int>> row_windows(plan.ys.size());
+  {
+    std::vector<uint8_t> inside;
+    for (size_t k = 0; k < plan.ys.size(); ++k) {
+      const int y0 = plan.ys[k], h = std::min(window, height - y0);
+      for (int x0 : plan.xs) {
+        if (!(x0 < area.x1 && x0 + window > area.x0 && y0 < area.y1 && y0 + window > area.y0)) continue;
+        if (mask) {
+          const int w = std::min(window, width - x0);
+          mask->rasterize(x0, y0, w, h, inside);
+          if (std::find(inside.begin(), inside.end(), uint8_t(1)) == inside.end()) continue;
+        }
+        row_windows[k].push_back(x0);
+      }
+    }
+  }
+  int64_t to_compute = 0;
+  for (const auto& xs : row_windows) to_compute += int64_t(xs.size());
   // Reading runs ahead in a thread of its own (two batches), overlapping the model.
   WindowQueue queue(2);
   std::thread producer([&] {
@@ -293,9 +337,7 @@ ClassifyResult classify(const ClassifyOptions& o, Progress& progress) {
     try {
       for (size_t k = 0; k < plan.ys.size(); ++k) {
         const int y0 = plan.ys[k];
-        std::vector<int> xs;
-        for (int x0 : plan.xs)
-          if (touches(x0, y0)) xs.push_back(x0);
+        const std::vector<int>& xs = row_windows[k];
         if (xs.empty() && !queue.push({k, {}, {}, {}, true})) return;
         for (size_t start = 0; start < xs.size(); start += size_t(batch_size)) {
           WindowBatch item;
@@ -326,6 +368,9 @@ ClassifyResult classify(const ClassifyOptions& o, Progress& progress) {
     }
   } joiner{queue, producer};
 
+  // Writing (compression included) runs in a thread of its own, one block of rows at a time,
+  // overlapping the model. Declared after the writers: on an error it finishes first.
+  RowWriter writer;
   int64_t done = 0;
   for (size_t k = 0; k < plan.ys.size(); ++k) {
     const int y0 = plan.ys[k];
@@ -352,39 +397,58 @@ ClassifyResult classify(const ClassifyOptions& o, Progress& progress) {
         v.copy_(v.__or__(item.masks[i].narrow(0, 0, h).narrow(1, 0, w)));
         ++done;
         ++result.windows_computed;
-        progress.report(double(done) / double(std::max<int64_t>(1, result.windows)),
-                        "window " + std::to_string(done) + "/" + std::to_string(result.windows));
+        progress.report(double(done) / double(std::max<int64_t>(1, to_compute)),
+                        "window " + std::to_string(done) + "/" + std::to_string(to_compute));
       }
     }
-    // Rows no later window touches are final: classify and write them, then slide.
+    // Rows no later window touches are final: classify them (in column chunks, so that the
+    // temporaries stay small on wide rasters), hand them to the writing thread, and slide.
     const int next_y = k + 1 < plan.ys.size() ? plan.ys[k + 1] : height;
     const int n = next_y - acc_y0;
     if (n <= 0) continue;
-    auto w = acc_w.narrow(0, 0, n);
-    auto p = acc.narrow(1, 0, n) / w.clamp_min(1e-12).unsqueeze(0);
-    auto computed = (w > 0) & (acc_valid.narrow(0, 0, n) > 0);
-    // Only the extent is classified.
-    auto inside = torch::zeros({n, width}, torch::kBool);
+    auto ids_rows = torch::empty({n, width}, torch::kUInt8);
+    torch::Tensor prob_rows;
+    if (prob_writer)
+      prob_rows = torch::empty({classes, n, width}, o.probabilities_float ? torch::kFloat : torch::kUInt8);
     const int ia = std::max(area.y0, acc_y0) - acc_y0, ib = std::min(area.y1, next_y) - acc_y0;
-    if (ib > ia) inside.narrow(0, ia, ib - ia).narrow(1, area.x0, area.x1 - area.x0).fill_(true);
-    computed = computed & inside;
-    auto index = p.argmax(0);
-    auto ids = torch::from_blob(id_of.data(), {classes}, torch::kUInt8).index({index});
-    ids = torch::where(computed, ids, torch::full({}, 255, torch::kUInt8)).contiguous();
-    class_writer.writeRows(acc_y0, n, ids.data_ptr<uint8_t>());
-    auto counts = torch::bincount(index.masked_select(computed), {}, classes);
-    for (int c = 0; c < classes; ++c) result.class_pixels[size_t(c)] += counts[c].item<int64_t>();
-    result.nodata_pixels += int64_t(n) * width - computed.sum().item<int64_t>();
-    if (prob_writer) {
-      auto masked = p * computed.unsqueeze(0);
-      if (o.probabilities_float) {
-        auto f = masked.contiguous();
-        prob_writer->writeRows(acc_y0, n, f.data_ptr<float>());
-      } else {
-        auto b = (masked * 255.0).round().clamp(0, 255).to(torch::kUInt8).contiguous();
-        prob_writer->writeRows(acc_y0, n, b.data_ptr<uint8_t>());
+    torch::Tensor in_mask;  // (n, width): 1 inside the mask's polygons
+    if (mask) {
+      std::vector<uint8_t> strip;
+      mask->rasterize(0, acc_y0, width, n, strip);
+      in_mask = torch::from_blob(strip.data(), {n, width}, torch::kUInt8).clone();
+    }
+    for (int c0 = 0; c0 < width; c0 += kColumnChunk) {
+      const int cw = std::min(kColumnChunk, width - c0);
+      auto w = acc_w.narrow(0, 0, n).narrow(1, c0, cw);
+      auto p = acc.narrow(1, 0, n).narrow(2, c0, cw) / w.clamp_min(1e-12).unsqueeze(0);
+      auto computed = (w > 0) & (acc_valid.narrow(0, 0, n).narrow(1, c0, cw) > 0);
+      // Only the extent is classified.
+      const int ja = std::max(area.x0, c0) - c0, jb = std::min(area.x1, c0 + cw) - c0;
+      auto inside = torch::zeros({n, cw}, torch::kBool);
+      if (ib > ia && jb > ja) inside.narrow(0, ia, ib - ia).narrow(1, ja, jb - ja).fill_(true);
+      computed = computed & inside;
+      if (mask) computed = computed & (in_mask.narrow(1, c0, cw) > 0);
+      auto index = p.argmax(0);
+      auto ids = torch::from_blob(id_of.data(), {classes}, torch::kUInt8).index({index});
+      ids_rows.narrow(1, c0, cw).copy_(torch::where(computed, ids, torch::full({}, 255, torch::kUInt8)));
+      auto counts = torch::bincount(index.masked_select(computed), {}, classes);
+      for (int c = 0; c < classes; ++c) result.class_pixels[size_t(c)] += counts[c].item<int64_t>();
+      result.nodata_pixels += int64_t(n) * cw - computed.sum().item<int64_t>();
+      if (prob_writer) {
+        auto masked = p * computed.unsqueeze(0);
+        prob_rows.narrow(2, c0, cw).copy_(o.probabilities_float
+                                              ? masked
+                                              : (masked * 255.0).round().clamp(0, 255).to(torch::kUInt8));
       }
     }
+    writer.write([&class_writer, &prob_writer, ids_rows, prob_rows, y = acc_y0, n] {
+      class_writer.writeRows(y, n, ids_rows.data_ptr<uint8_t>());
+      if (!prob_writer) return;
+      if (prob_rows.scalar_type() == torch::kFloat)
+        prob_writer->writeRows(y, n, prob_rows.data_ptr<float>());
+      else
+        prob_writer->writeRows(y, n, prob_rows.data_ptr<uint8_t>());
+    });
     const int keep = rows - n;
     if (keep > 0) {
       acc.narrow(1, 0, keep).copy_(acc.narrow(1, n, keep).clone());
@@ -396,6 +460,7 @@ ClassifyResult classify(const ClassifyOptions& o, Progress& progress) {
     acc_valid.narrow(0, std::max(keep, 0), rows - std::max(keep, 0)).zero_();
     acc_y0 = next_y;
   }
+  writer.finish();
   progress.checkCancelled();
   class_writer.commit();
   if (prob_writer) prob_writer->commit();

@@ -30,6 +30,10 @@ struct ClassifyOptions {
   // Only windows touching this extent (in the raster's CRS) are computed; the rest is nodata.
   bool has_extent = false;
   double extent[4] = {0, 0, 0, 0};  // minx, miny, maxx, maxy
+  // Polygon mask (any OGR vector; reprojected into the raster's CRS): only windows with a
+  // pixel inside a polygon are computed, and pixels outside every polygon are nodata.
+  std::string mask;
+  std::string mask_layer;  // empty: the first layer
 };
 
 struct ClassifyResult {

@@ -59,7 +59,7 @@ const std::map<std::string, std::set<std::string>>& knownKeys() {
       {"models", {"unet", "unetsmall", "checkpointed_unet", "ternausnet"}},
       {"inference", {"img_csv_file", "working_folder", "state_dict_path", "chunk_size",
                      "overlap", "batch_size", "device", "tta", "probabilities", "vector",
-                     "threads"}},
+                     "threads", "mask", "mask_layer"}},
   };
   return keys;
 }
@@ -335,6 +335,8 @@ ClassifyJob classifyJobFromConfig(const YAML::Node& config, const std::string& c
   o.device = get<std::string>(config, "inference", "device", o.device);
   o.tta = get<bool>(config, "inference", "tta", false);
   o.threads = get<int>(config, "inference", "threads", 0);
+  o.mask = resolvePath(get<std::string>(config, "inference", "mask", ""), base);
+  o.mask_layer = get<std::string>(config, "inference", "mask_layer", "");
   job.probabilities = get<bool>(config, "inference", "probabilities", false);
   return job;
 }

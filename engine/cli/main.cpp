@@ -223,7 +223,7 @@ int runTrain(const std::string& config_path, const TrainOverrides& over, bool qu
 
 // Command-line values for `geodl classify` (unset: the config's value stays).
 struct ClassifyOverrides {
-  std::string input, model, sidecar, working_folder, output, device, extent;
+  std::string input, model, sidecar, working_folder, output, device, extent, mask, mask_layer;
   int window = 0, batch_size = -1, threads = -1;
   double overlap = -1, memory_budget_mib = 0;
   bool tta = false, probabilities = false, probabilities_float = false, cog = false, polygons = false;
@@ -282,6 +282,8 @@ int runClassify(const std::string& config_path, const ClassifyOverrides& over, b
                               over.extent + "'");
     o.has_extent = true;
   }
+  if (!over.mask.empty()) o.mask = over.mask;
+  if (!over.mask_layer.empty()) o.mask_layer = over.mask_layer;
   if (!over.output.empty() && job.inputs.size() > 1)
     throw geodl::InputError("--output names one file but there are " +
                             std::to_string(job.inputs.size()) + " rasters; use --working-folder");
@@ -565,6 +567,9 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   classify->add_option("--extent", cover.extent,
                        "minx,miny,maxx,maxy in the raster's CRS: only there (the rest is nodata)");
+  classify->add_option("--mask", cover.mask,
+                       "Polygons (any OGR vector): only inside them (the rest is nodata)");
+  classify->add_option("--mask-layer", cover.mask_layer, "Layer of --mask (default: the first)");
   classify->add_option("--device", cover.device, "auto, cpu, cuda or cuda:N");
   classify->add_option("--threads", cover.threads, "CPU threads (0: all cores)")
       ->check(CLI::NonNegativeNumber);

@@ -80,8 +80,9 @@ LabelRasterizer::LabelRasterizer(const LabelSource& source, const RasterInfo& ra
   impl_->ignore_index = ignore_index;
   Dataset ds = openVector(source.path);
   OGRLayer* layer = openLayer(*ds, source);
-  const int index = fieldIndex(*layer, source);
-  const bool strings = isStringField(*layer, index);
+  const bool mask = source.field.empty();  // every polygon is class 1
+  const int index = mask ? -1 : fieldIndex(*layer, source);
+  const bool strings = !mask && isStringField(*layer, index);
   classes_.string_values = strings;
 
   // CRSs: both must be known; the vector is reprojected when they differ.
@@ -115,13 +116,15 @@ LabelRasterizer::LabelRasterizer(const LabelSource& source, const RasterInfo& ra
         type != wkbMultiSurface)
       throw InputError("feature " + std::to_string(feature->GetFID()) + " of '" + source.path +
                        "' is a " + OGRGeometryTypeToName(geometry->getGeometryType()) +
-                       "; ground truth must be polygons or multipolygons");
-    if (!feature->IsFieldSetAndNotNull(index)) continue;  // no class: background
-    const std::string text = feature->GetFieldAsString(index);
+                       "; " + (mask ? "a mask" : "ground truth") + " must be polygons or multipolygons");
+    if (!mask && !feature->IsFieldSetAndNotNull(index)) continue;  // no class: background
+    const std::string text = mask ? "1" : feature->GetFieldAsString(index);
     int id = 0;  // string classes are numbered below
     const bool ignored = std::find(source.ignored_values.begin(), source.ignored_values.end(),
                                    text) != source.ignored_values.end();
-    if (ignored) {
+    if (mask) {
+      id = 1;
+    } else if (ignored) {
       id = ignore_index;
     } else if (!strings) {
       const GIntBig value = feature->GetFieldAsInteger64(index);
@@ -148,7 +151,8 @@ LabelRasterizer::LabelRasterizer(const LabelSource& source, const RasterInfo& ra
   }
   if (features == 0 || impl_->shapes.empty())
     throw InputError("the vector layer '" + std::string(layer->GetName()) + "' of '" +
-                     source.path + "' has no polygon with a class in '" + source.field + "'");
+                     source.path + "' has no polygon" +
+                     (mask ? std::string() : " with a class in '" + source.field + "'"));
 
   // Overlap check, in the raster's CRS.
   const auto& gt = raster.geotransform;

@@ -21,7 +21,8 @@ struct ClassTable {
 struct LabelSource {
   std::string path;   // any OGR vector dataset
   std::string layer;  // empty: the first layer
-  std::string field;  // integer or string attribute holding the class
+  std::string field;  // integer or string attribute holding the class; empty: a mask
+                      // (every polygon is class 1)
   // Class values (as written in the field) whose polygons become the ignore index.
   std::vector<std::string> ignored_values;
 };

@@ -249,6 +249,75 @@ TEST(Classify, NodataExtentTtaAndCog) {
   test::expectErrorContaining([&] { classify(o, progress); }, "lies outside the raster");
 }
 
+TEST(Classify, PolygonMaskComputesOnlyInsideIt) {
+  TempDir dir;
+  test::RasterSpec spec;  // geotransform 1000, 1 px, north up from 2000
+  spec.width = 140;
+  spec.height = 60;
+  spec.bands = 3;
+  spec.epsg = 32618;
+  spec.value = [](int x, int y, int b) { return test::sceneValue(x, y, b); };
+  const std::string input = test::makeRaster(dir.path("scene.tif"), spec);
+  // Columns 10-49 of rows 10-49, and columns 100-129 of rows 40-54.
+  const std::string mask = test::makeVector(dir.path("mask.gpkg"), 32618, "name", OFTString,
+                                            {{test::box(1010, 1950, 1050, 1990), "field"},
+                                             {test::box(1100, 1945, 1130, 1960), "park"}});
+  ClassifyOptions o = options(dir, input, "masked.tif");
+  o.mask = mask;
+  NullProgress progress;
+  const ClassifyResult r = classify(o, progress);
+  EXPECT_LT(r.windows_computed, r.windows);  // windows away from the polygons are skipped
+  const Raster out = readAll(o.output);
+  int64_t inside = 0;
+  for (int y = 0; y < 60; ++y)
+    for (int x = 0; x < 140; ++x) {
+      const bool in = (x >= 10 && x < 50 && y >= 10 && y < 50) || (x >= 100 && x < 130 && y >= 40 && y < 55);
+      const double v = out.values[0][size_t(y) * 140 + x];
+      if (!in) {
+        ASSERT_EQ(v, 255) << x << "," << y << " is outside the mask";
+      } else {
+        ASSERT_NE(v, 255) << x << "," << y << " is inside the mask";
+        inside += v == test::sceneTruth(x, y);
+      }
+    }
+  EXPECT_GT(double(inside) / (40 * 40 + 30 * 15), 0.95);
+  EXPECT_EQ(r.nodata_pixels, 140 * 60 - (40 * 40 + 30 * 15));
+
+  // A mask elsewhere, or of points: refused, nothing written.
+  ClassifyOptions far = options(dir, input, "far.tif");
+  far.mask = test::makeVector(dir.path("far.gpkg"), 32618, "name", OFTString,
+                              {{test::box(9000, 9000, 9100, 9100), "x"}});
+  test::expectErrorContaining([&] { classify(far, progress); }, "do not overlap");
+  EXPECT_FALSE(fs::exists(far.output));
+  far.mask = test::makeVector(dir.path("points.gpkg"), 32618, "name", OFTString, {{"POINT (1020 1980)", "x"}});
+  test::expectErrorContaining([&] { classify(far, progress); }, "a mask must be polygons");
+  EXPECT_FALSE(fs::exists(far.output));
+}
+
+// Final rows are classified in chunks of 2048 columns: a wider raster is right on both sides.
+TEST(Classify, WideRasterIsRightAcrossColumnChunks) {
+  TempDir dir;
+  const int width = 2100, height = 40;
+  const std::string input = scene(dir, "wide.tif", width, height);
+  ClassifyOptions o = options(dir, input, "wide_out.tif");
+  o.probabilities = dir.path("wide_p.tif");
+  NullProgress progress;
+  const ClassifyResult r = classify(o, progress);
+  const Raster out = readAll(o.output), p = readAll(o.probabilities);
+  int64_t correct[2] = {0, 0}, total[2] = {0, 0};
+  for (int y = 0; y < height; ++y)
+    for (int x = 0; x < width; ++x) {
+      const size_t i = size_t(y) * width + x;
+      ASSERT_NE(out.values[0][i], 255) << x << "," << y;
+      ASSERT_EQ(p.values[1][i] > p.values[0][i], out.values[0][i] == 1) << x << "," << y;
+      correct[x >= 2048] += out.values[0][i] == test::sceneTruth(x, y);
+      ++total[x >= 2048];
+    }
+  EXPECT_GT(double(correct[0]) / double(total[0]), 0.95);
+  EXPECT_GT(double(correct[1]) / double(total[1]), 0.95);
+  EXPECT_EQ(r.class_pixels[0] + r.class_pixels[1], int64_t(width) * height);
+}
+
 TEST(Classify, TorchScriptModelWithASidecar) {
   if (!test::pythonTorchAvailable()) GTEST_SKIP() << "Debian's python3-torch is not installed";
   TempDir dir;
