@@ -102,6 +102,8 @@ QString GeoDLClassifyAlgorithm::shortHelpString() const
              "Test-time augmentation: average over the 8 flips and quarter turns (8x slower, often "
              "smoother).\n"
              "Extent: only windows touching it are computed; the rest is nodata.\n"
+             "Mask polygons: only windows with a pixel inside a polygon are computed; pixels outside "
+             "every polygon are nodata (the layer is reprojected to the raster's CRS).\n"
              "Probabilities: one band per class, 0-255.\n"
              "Polygons: the classes as polygons (GeoPackage); smaller than the minimum area are dropped." );
 }
@@ -129,6 +131,8 @@ void GeoDLClassifyAlgorithm::initAlgorithm( const QVariantMap & )
                 QgsProcessingParameterNumber::Integer, 4, false, 1, 10000 ) );
   addParameter( new QgsProcessingParameterBoolean( QStringLiteral( "TTA" ), tr( "Test-time augmentation" ), false ) );
   addParameter( new QgsProcessingParameterExtent( QStringLiteral( "EXTENT" ), tr( "Extent" ), QVariant(), true ) );
+  addParameter( new QgsProcessingParameterFeatureSource( QStringLiteral( "MASK" ), tr( "Mask polygons" ),
+                QList<int>() << QgsProcessing::TypeVectorPolygon, QVariant(), true ) );
   const auto advanced = [this]( QgsProcessingParameterDefinition * p )
   {
     p->setFlags( p->flags() | QgsProcessingParameterDefinition::FlagAdvanced );
@@ -175,6 +179,15 @@ QVariantMap GeoDLClassifyAlgorithm::processAlgorithm( const QVariantMap &paramet
       options.extent[2] = extent.xMaximum();
       options.extent[3] = extent.yMaximum();
     }
+  }
+  if ( parameters.value( QStringLiteral( "MASK" ) ).isValid() && !parameters.value( QStringLiteral( "MASK" ) ).toString().isEmpty() )
+  {
+    // A file OGR reads: the layer itself, or a copy of its selected features.
+    QString maskLayer;
+    options.mask = parameterAsCompatibleSourceLayerPathAndLayerName( parameters, QStringLiteral( "MASK" ), context,
+                   QStringList() << QStringLiteral( "gpkg" ) << QStringLiteral( "shp" ) << QStringLiteral( "geojson" ),
+                   QStringLiteral( "gpkg" ), feedback, &maskLayer ).toStdString();
+    options.mask_layer = maskLayer.toStdString();
   }
   const QString output = parameterAsOutputLayer( parameters, QStringLiteral( "OUTPUT" ), context );
   if ( !output.endsWith( QLatin1String( ".tif" ), Qt::CaseInsensitive ) && !output.endsWith( QLatin1String( ".tiff" ), Qt::CaseInsensitive ) )

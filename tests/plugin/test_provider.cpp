@@ -14,9 +14,15 @@
 #include <QTemporaryDir>
 
 #include <qgsprocessingparameters.h>
+#include <qgsprocessingmodelalgorithm.h>
 #include <qgsproject.h>
 #include <qgsvectorlayer.h>
 #include <qgsrasterlayer.h>
+#include <qgsrasterdataprovider.h>
+#include <qgsrasterblock.h>
+#include <qgsgeometry.h>
+#include <qgsvectordataprovider.h>
+#include <qgsmaplayerstore.h>
 #include <qgspalettedrasterrenderer.h>
 
 #include "core/device.h"
@@ -354,6 +360,29 @@ TEST_F( ProviderTest, ClassifyOpensAStyledClassLayer )
   EXPECT_EQ( renderer->classes().at( 1 ).color.name(), QStringLiteral( "#e31a1c" ) );
   EXPECT_EQ( layer.crs().authid(), QStringLiteral( "EPSG:32618" ) );
 
+  // A mask from a memory layer (exported for the engine): only its left half is classified.
+  const QgsRectangle e = layer.extent();
+  auto *mask = new QgsVectorLayer( QStringLiteral( "Polygon?crs=EPSG:32618" ), QStringLiteral( "mask" ), QStringLiteral( "memory" ) );
+  QgsFeature f;
+  f.setGeometry( QgsGeometry::fromRect( QgsRectangle( e.xMinimum(), e.yMinimum(), e.center().x(), e.yMaximum() ) ) );
+  ASSERT_TRUE( mask->dataProvider()->addFeature( f ) );
+  QgsProcessingContext maskContext;
+  maskContext.temporaryLayerStore()->addMapLayer( mask );
+  QVariantMap masked = p;
+  masked.insert( QStringLiteral( "MASK" ), mask->id() );
+  masked.insert( QStringLiteral( "OUTPUT" ), dir.filePath( QStringLiteral( "masked.tif" ) ) );
+  masked.remove( QStringLiteral( "POLYGONS" ) );
+  alg->run( masked, maskContext, &feedback, &ok );
+  ASSERT_TRUE( ok ) << feedback.errors.join( '\n' ).toStdString();
+  QgsRasterLayer maskedLayer( dir.filePath( QStringLiteral( "masked.tif" ) ), QStringLiteral( "masked" ) );
+  ASSERT_TRUE( maskedLayer.isValid() );
+  const int w = maskedLayer.width(), h = maskedLayer.height();
+  std::unique_ptr<QgsRasterBlock> block( maskedLayer.dataProvider()->block( 1, maskedLayer.extent(), w, h ) );
+  for ( int y = 0; y < h; y += 7 )
+    for ( int x = 0; x < w; x += 7 )
+      if ( x + 0.5 != w / 2.0 )  // pixel centres inside the polygon are classified
+        ASSERT_EQ( block->isNoData( y, x ), x + 0.5 > w / 2.0 ) << x << "," << y;
+
   // A model for other bands: refused with the engine's message, nothing written.
   QVariantMap bad = p;
   bad.insert( QStringLiteral( "MODEL" ), dir.filePath( QStringLiteral( "missing.pt" ) ) );
@@ -364,6 +393,217 @@ TEST_F( ProviderTest, ClassifyOpensAStyledClassLayer )
   EXPECT_FALSE( ok );
   EXPECT_TRUE( failing.errors.join( '\n' ).contains( QStringLiteral( "cannot read the model file" ) ) ) << failing.errors.join( '\n' ).toStdString();
   EXPECT_FALSE( QFileInfo::exists( dir.filePath( QStringLiteral( "bad.tif" ) ) ) );
+}
+
+// What the modeler's child dialog does: every parameter left unset gets its default.
+void setDefaults( QgsProcessingModelChildAlgorithm &child )
+{
+  std::unique_ptr<QgsProcessingAlgorithm> alg( QgsApplication::processingRegistry()->createAlgorithmById( child.algorithmId() ) );
+  ASSERT_TRUE( alg ) << child.algorithmId().toStdString();
+  for ( const QgsProcessingParameterDefinition *definition : alg->parameterDefinitions() )
+  {
+    if ( child.parameterSources().contains( definition->name() ) || definition->isDestination() ||
+         !definition->defaultValue().isValid() )
+      continue;
+    child.addParameterSources( definition->name(), { QgsProcessingModelChildParameterSource::fromStaticValue( definition->defaultValue() ) } );
+  }
+}
+
+// The workflow as a graphical model: samples -> train -> classify, the typed outputs of
+// one algorithm feeding the next (what the modeler connects). Also the shipped example.
+std::unique_ptr<QgsProcessingModelAlgorithm> workflowModel()
+{
+  using Source = QgsProcessingModelChildParameterSource;
+  auto model = std::make_unique<QgsProcessingModelAlgorithm>( QStringLiteral( "Samples, training and classification" ),
+               QStringLiteral( "GeoDL" ), QStringLiteral( "geodl_workflow" ) );
+  model->setHelpContent( { { QStringLiteral( "ALG_DESC" ), QStringLiteral( "Creates samples from imagery and ground-truth polygons, "
+                               "trains a small UNet on them and classifies the imagery with it." ) } } );
+  double y = 60;
+  const auto input = [&]( QgsProcessingParameterDefinition * definition )
+  {
+    QgsProcessingModelParameter component( definition->name() );
+    component.setPosition( QPointF( 120, y ) );
+    y += 70;
+    model->addModelParameter( definition, component );
+  };
+  input( new QgsProcessingParameterRasterLayer( QStringLiteral( "RASTER" ), QStringLiteral( "Imagery" ) ) );
+  input( new QgsProcessingParameterVectorLayer( QStringLiteral( "TRUTH" ), QStringLiteral( "Ground truth polygons" ),
+         QList<int>() << QgsProcessing::TypeVectorPolygon ) );
+  input( new QgsProcessingParameterField( QStringLiteral( "FIELD" ), QStringLiteral( "Class field" ), QVariant(), QStringLiteral( "TRUTH" ) ) );
+  input( new QgsProcessingParameterNumber( QStringLiteral( "SAMPLE_SIZE" ), QStringLiteral( "Sample size (pixels)" ),
+         QgsProcessingParameterNumber::Integer, 256, false, 16, 4096 ) );
+  input( new QgsProcessingParameterNumber( QStringLiteral( "EPOCHS" ), QStringLiteral( "Epochs" ),
+         QgsProcessingParameterNumber::Integer, 8, false, 1, 10000 ) );
+
+  QgsProcessingModelChildAlgorithm samples( QStringLiteral( "geodl:createsamples" ) );
+  samples.setChildId( QStringLiteral( "samples" ) );
+  samples.setDescription( QStringLiteral( "Create training samples" ) );
+  samples.setPosition( QPointF( 420, 120 ) );
+  samples.addParameterSources( QStringLiteral( "INPUT" ), { Source::fromModelParameter( QStringLiteral( "RASTER" ) ) } );
+  samples.addParameterSources( QStringLiteral( "VECTOR" ), { Source::fromModelParameter( QStringLiteral( "TRUTH" ) ) } );
+  samples.addParameterSources( QStringLiteral( "FIELD" ), { Source::fromModelParameter( QStringLiteral( "FIELD" ) ) } );
+  samples.addParameterSources( QStringLiteral( "SPLIT" ), { Source::fromStaticValue( 1 ) } );
+  samples.addParameterSources( QStringLiteral( "VALIDATION_PERCENT" ), { Source::fromStaticValue( 30 ) } );
+  samples.addParameterSources( QStringLiteral( "SAMPLE_SIZE" ), { Source::fromModelParameter( QStringLiteral( "SAMPLE_SIZE" ) ) } );
+  samples.addParameterSources( QStringLiteral( "STRIDE" ), { Source::fromModelParameter( QStringLiteral( "SAMPLE_SIZE" ) ) } );
+  setDefaults( samples );
+  model->addChildAlgorithm( samples );
+
+  QgsProcessingModelChildAlgorithm train( QStringLiteral( "geodl:train" ) );
+  train.setChildId( QStringLiteral( "train" ) );
+  train.setDescription( QStringLiteral( "Train segmentation model" ) );
+  train.setPosition( QPointF( 420, 260 ) );
+  train.addParameterSources( QStringLiteral( "TRAINING_STORE" ), { Source::fromChildOutput( QStringLiteral( "samples" ), QStringLiteral( "TRAINING_STORE" ) ) } );
+  train.addParameterSources( QStringLiteral( "VALIDATION_STORE" ), { Source::fromChildOutput( QStringLiteral( "samples" ), QStringLiteral( "VALIDATION_STORE" ) ) } );
+  train.addParameterSources( QStringLiteral( "MODEL" ), { Source::fromStaticValue( 1 ) } );  // unetsmall
+  train.addParameterSources( QStringLiteral( "EPOCHS" ), { Source::fromModelParameter( QStringLiteral( "EPOCHS" ) ) } );
+  train.addParameterSources( QStringLiteral( "BATCH_SIZE" ), { Source::fromStaticValue( 8 ) } );
+  train.addParameterSources( QStringLiteral( "LEARNING_RATE" ), { Source::fromStaticValue( 0.001 ) } );
+  QgsProcessingModelOutput modelFile( QStringLiteral( "Model file" ) );
+  modelFile.setChildId( QStringLiteral( "train" ) );
+  modelFile.setChildOutputName( QStringLiteral( "OUTPUT_MODEL" ) );
+  modelFile.setPosition( QPointF( 680, 260 ) );
+  train.setModelOutputs( { { QStringLiteral( "Model file" ), modelFile } } );
+  setDefaults( train );
+  model->addChildAlgorithm( train );
+
+  QgsProcessingModelChildAlgorithm classify( QStringLiteral( "geodl:classify" ) );
+  classify.setChildId( QStringLiteral( "classify" ) );
+  classify.setDescription( QStringLiteral( "Classify raster" ) );
+  classify.setPosition( QPointF( 420, 400 ) );
+  classify.addParameterSources( QStringLiteral( "INPUT" ), { Source::fromModelParameter( QStringLiteral( "RASTER" ) ) } );
+  classify.addParameterSources( QStringLiteral( "MODEL" ), { Source::fromChildOutput( QStringLiteral( "train" ), QStringLiteral( "OUTPUT_MODEL" ) ) } );
+  QgsProcessingModelOutput classes( QStringLiteral( "Classes" ) );
+  classes.setChildId( QStringLiteral( "classify" ) );
+  classes.setChildOutputName( QStringLiteral( "OUTPUT" ) );
+  classes.setPosition( QPointF( 680, 400 ) );
+  classify.setModelOutputs( { { QStringLiteral( "Classes" ), classes } } );
+  setDefaults( classify );
+  model->addChildAlgorithm( classify );
+  return model;
+}
+
+QVariantMap runWorkflow( QgsProcessingModelAlgorithm &model, const QTemporaryDir &dir, const QString &prefix )
+{
+  geodl::io::SceneOptions scene;
+  scene.size = 192;
+  const auto files = geodl::io::makeSyntheticScene( dir.path().toStdString(), prefix.toStdString(), scene );
+  QVariantMap p;
+  p.insert( QStringLiteral( "RASTER" ), QString::fromStdString( files.raster ) );
+  p.insert( QStringLiteral( "TRUTH" ), QString::fromStdString( files.labels ) );
+  p.insert( QStringLiteral( "FIELD" ), QStringLiteral( "class" ) );
+  p.insert( QStringLiteral( "SAMPLE_SIZE" ), 32 );
+  p.insert( QStringLiteral( "EPOCHS" ), 1 );
+  p.insert( QStringLiteral( "train:Model file" ), dir.filePath( prefix + QStringLiteral( "_model.pt" ) ) );
+  p.insert( QStringLiteral( "classify:Classes" ), dir.filePath( prefix + QStringLiteral( "_classes.tif" ) ) );
+  QgsProcessingContext context;
+  RecordingFeedback feedback;
+  bool ok = false;
+  const QVariantMap results = model.run( p, context, &feedback, &ok );
+  EXPECT_TRUE( ok ) << feedback.errors.join( '\n' ).toStdString();
+  return results;
+}
+
+TEST_F( ProviderTest, WorkflowRunsAsAGraphicalModelAndTheShippedModelToo )
+{
+  QTemporaryDir dir;
+  std::unique_ptr<QgsProcessingModelAlgorithm> model = workflowModel();
+  QStringList issues;
+  ASSERT_TRUE( model->validate( issues ) ) << issues.join( '\n' ).toStdString();
+  // The modeler connects them only when the types fit: files to file parameters.
+  EXPECT_EQ( model->destinationParameterDefinitions().size(), 2 );
+  const QVariantMap results = runWorkflow( *model, dir, QStringLiteral( "built" ) );
+  EXPECT_TRUE( QFileInfo::exists( results.value( QStringLiteral( "train:Model file" ) ).toString() ) );
+  QgsRasterLayer classes( results.value( QStringLiteral( "classify:Classes" ) ).toString(), QStringLiteral( "classes" ) );
+  ASSERT_TRUE( classes.isValid() );
+  EXPECT_EQ( classes.width(), 192 );
+  // Regenerates the shipped example when asked (after a change to the algorithms).
+  const QByteArray write = qgetenv( "GEODL_WRITE_EXAMPLE_MODEL" );
+  if ( !write.isEmpty() )
+    ASSERT_TRUE( model->toFile( QString::fromLocal8Bit( write ) ) );
+
+  QgsProcessingModelAlgorithm shipped;
+  ASSERT_TRUE( shipped.fromFile( QStringLiteral( GEODL_SOURCE_DIR "/models/geodl_workflow.model3" ) ) );
+  ASSERT_TRUE( shipped.validate( issues ) ) << issues.join( '\n' ).toStdString();
+  EXPECT_EQ( shipped.childAlgorithms().size(), 3 );
+  const QVariantMap shippedResults = runWorkflow( shipped, dir, QStringLiteral( "shipped" ) );
+  EXPECT_TRUE( QgsRasterLayer( shippedResults.value( QStringLiteral( "classify:Classes" ) ).toString(), QStringLiteral( "c" ) ).isValid() );
+}
+
+// Batch mode runs one algorithm once per row of parameters, each with its own context.
+TEST_F( ProviderTest, BatchModeRunsEveryAlgorithmOnSeveralInputs )
+{
+  QTemporaryDir dir;
+  const auto runRows = [&]( const QString &id, const QList<QVariantMap> &rows )
+  {
+    std::unique_ptr<QgsProcessingAlgorithm> alg( QgsApplication::processingRegistry()->createAlgorithmById( id ) );
+    QList<QVariantMap> results;
+    for ( const QVariantMap &row : rows )
+    {
+      QgsProcessingContext context;
+      RecordingFeedback feedback;
+      bool ok = false;
+      results << alg->run( row, context, &feedback, &ok );
+      EXPECT_TRUE( ok ) << id.toStdString() << ": " << feedback.errors.join( '\n' ).toStdString();
+    }
+    return results;
+  };
+  QList<QVariantMap> sampleRows;
+  for ( const QString name : { QStringLiteral( "a" ), QStringLiteral( "b" ) } )
+  {
+    geodl::io::SceneOptions scene;
+    scene.size = 160;
+    scene.seed = name == QLatin1String( "a" ) ? 3 : 4;
+    const auto files = geodl::io::makeSyntheticScene( dir.path().toStdString(), name.toStdString(), scene );
+    QVariantMap p;
+    p.insert( QStringLiteral( "INPUT" ), QString::fromStdString( files.raster ) );
+    p.insert( QStringLiteral( "VECTOR" ), QString::fromStdString( files.labels ) );
+    p.insert( QStringLiteral( "FIELD" ), QStringLiteral( "class" ) );
+    p.insert( QStringLiteral( "SPLIT" ), 1 );
+    p.insert( QStringLiteral( "VALIDATION_PERCENT" ), 30 );
+    p.insert( QStringLiteral( "SAMPLE_SIZE" ), 32 );
+    p.insert( QStringLiteral( "STRIDE" ), 32 );
+    p.insert( QStringLiteral( "OUTPUT_FOLDER" ), dir.filePath( name + QStringLiteral( "_samples" ) ) );
+    p.insert( QStringLiteral( "FOOTPRINT" ), dir.filePath( name + QStringLiteral( "_footprints.gpkg" ) ) );
+    sampleRows << p;
+  }
+  const QList<QVariantMap> samples = runRows( QStringLiteral( "geodl:createsamples" ), sampleRows );
+  ASSERT_EQ( samples.size(), 2 );
+  EXPECT_NE( samples[0].value( QStringLiteral( "TRAINING_STORE" ) ), samples[1].value( QStringLiteral( "TRAINING_STORE" ) ) );
+
+  QList<QVariantMap> trainRows;
+  for ( int i = 0; i < 2; ++i )
+  {
+    QVariantMap p = trainParameters( samples[i], dir );
+    p.insert( QStringLiteral( "EPOCHS" ), 1 );
+    p.insert( QStringLiteral( "OUTPUT_MODEL" ), dir.filePath( QStringLiteral( "model_%1.pt" ).arg( i ) ) );
+    trainRows << p;
+  }
+  const QList<QVariantMap> models = runRows( QStringLiteral( "geodl:train" ), trainRows );
+
+  QList<QVariantMap> classifyRows;
+  for ( int i = 0; i < 2; ++i )
+  {
+    QVariantMap p;
+    p.insert( QStringLiteral( "INPUT" ), sampleRows[i].value( QStringLiteral( "INPUT" ) ) );
+    p.insert( QStringLiteral( "MODEL" ), models[i].value( QStringLiteral( "OUTPUT_MODEL" ) ) );
+    p.insert( QStringLiteral( "THREADS" ), 2 );
+    p.insert( QStringLiteral( "OUTPUT" ), dir.filePath( QStringLiteral( "classes_%1.tif" ).arg( i ) ) );
+    classifyRows << p;
+  }
+  const QList<QVariantMap> classified = runRows( QStringLiteral( "geodl:classify" ), classifyRows );
+  for ( int i = 0; i < 2; ++i )
+    EXPECT_TRUE( QgsRasterLayer( classified[i].value( QStringLiteral( "OUTPUT" ) ).toString(), QStringLiteral( "c" ) ).isValid() ) << i;
+
+  QList<QVariantMap> probeRows;
+  for ( int size : { 32, 64 } )
+  {
+    QVariantMap p = smallProbe();
+    p.insert( QStringLiteral( "SAMPLE_SIZE" ), size );
+    probeRows << p;
+  }
+  const QList<QVariantMap> probes = runRows( QStringLiteral( "geodl:estimatebatchsize" ), probeRows );
+  EXPECT_GE( probes[0].value( QStringLiteral( "MAX_BATCH" ) ).toInt(), probes[1].value( QStringLiteral( "MAX_BATCH" ) ).toInt() );
 }
 
 } // namespace
