@@ -16,7 +16,8 @@ GeoDLPlugin::GeoDLPlugin( QgisInterface *iface )
 
 void GeoDLPlugin::initGui()
 {
-  if ( !mProvider )
+  // The provider may be there already, registered by the Python plugin geodl_processing.
+  if ( !mProvider && !QgsApplication::processingRegistry()->providerById( QStringLiteral( "geodl" ) ) )
   {
     mProvider = new GeoDLProvider();
     if ( !QgsApplication::processingRegistry()->addProvider( mProvider ) )

@@ -1,9 +1,12 @@
 // The entry points QGIS 3.22 resolves in a C++ plugin library (the `const QString *`
 // forms), all from metadata/metadata.txt.
 #include <qgis.h>
+#include <qgsapplication.h>
+#include <qgsprocessingregistry.h>
 
 #include "core/metadata.h"
 #include "geodlplugin.h"
+#include "geodlprovider.h"
 
 namespace
 {
@@ -70,4 +73,17 @@ QGISEXTERN const QString *update_date()
 QGISEXTERN void unload( QgisPlugin *pluginPointer )
 {
   delete pluginPointer;
+}
+
+// For hosts that load Python plugins only (qgis_process): the Python plugin
+// geodl_processing loads this library with ctypes and calls this to register the provider.
+// Returns 1 when the provider is registered (now or before), 0 when the registry refused it.
+QGISEXTERN int geodl_register_processing_provider()
+{
+  QgsProcessingRegistry *registry = QgsApplication::processingRegistry();
+  if ( !registry )
+    return 0;
+  if ( registry->providerById( QStringLiteral( "geodl" ) ) )
+    return 1;
+  return registry->addProvider( new GeoDLProvider() ) ? 1 : 0;
 }

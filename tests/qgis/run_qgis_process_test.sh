@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# qgis_process sees and runs GeoDL: a throw-away HOME whose default QGIS profile gets the
+# same registration scripts/demo.sh does (the C++ plugin path, and the Python plugin
+# geodl_processing that qgis_process loads), then `qgis_process.bin list` must show the
+# geodl algorithms and `qgis_process.bin run geodl:classify` must write a class raster
+# with the model's colour table.
+# Usage: run_qgis_process_test.sh PLUGIN_DIR RASTER MODEL
+set -euo pipefail
+plugin_dir=$(realpath "$1")
+raster=$(realpath "$2")
+model=$(realpath "$3")
+here=$(dirname "$(realpath "$0")")
+home=$(mktemp -d)
+trap 'rm -rf "$home"' EXIT
+export HOME=$home QT_QPA_PLATFORM=offscreen XDG_RUNTIME_DIR=$home
+/usr/bin/python3 "$here/../../scripts/register-qgis-plugin.py" "$plugin_dir" \
+  "$home/.local/share/QGIS/QGIS3/profiles/default/QGIS/QGIS3.ini"
+qgis_process.bin list > "$home/list.txt" 2>&1 || { cat "$home/list.txt"; exit 1; }
+for alg in createsamples train classify estimatebatchsize; do
+  grep -q "geodl:$alg" "$home/list.txt" || { echo "qgis_process list lacks geodl:$alg:"; cat "$home/list.txt"; exit 1; }
+done
+echo "qgis_process list: $(grep -c 'geodl:' "$home/list.txt") geodl algorithms"
+qgis_process.bin run geodl:classify --INPUT="$raster" --MODEL="$model" --WINDOW=64 --THREADS=2 \
+  --OUTPUT="$home/classes.tif" > "$home/run.txt" 2>&1 || { cat "$home/run.txt"; exit 1; }
+/usr/bin/python3 - "$home/classes.tif" <<'PY'
+import sys
+from osgeo import gdal
+d = gdal.Open(sys.argv[1])
+band = d.GetRasterBand(1)
+assert band.GetColorTable() is not None, 'no colour table'
+names = band.GetCategoryNames()
+assert names and 'building' in names, names
+print('qgis_process run geodl:classify: %d x %d class raster, classes %s' % (d.RasterXSize, d.RasterYSize, names))
+PY
