@@ -1,9 +1,12 @@
 #include "geodlplugin.h"
 
+#include <QWidget>
+#include <qgisinterface.h>
 #include <qgsapplication.h>
 #include <qgsprocessingregistry.h>
 
 #include "core/metadata.h"
+#include "geodlclassifyactivelayer.h"
 #include "geodlprovider.h"
 
 GeoDLPlugin::GeoDLPlugin( QgisInterface *iface )
@@ -23,10 +26,14 @@ void GeoDLPlugin::initGui()
     if ( !QgsApplication::processingRegistry()->addProvider( mProvider ) )
       mProvider = nullptr;  // the registry deleted it (a provider "geodl" exists already)
   }
+  if ( mIface && !mClassifyActiveLayer )
+    mClassifyActiveLayer = new GeoDLClassifyActiveLayer( mIface, mIface->mainWindow() );
 }
 
 void GeoDLPlugin::unload()
 {
+  delete mClassifyActiveLayer;
+  mClassifyActiveLayer = nullptr;
   if ( mProvider )
   {
     QgsApplication::processingRegistry()->removeProvider( mProvider );

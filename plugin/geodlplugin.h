@@ -5,6 +5,7 @@
 
 class QgisInterface;
 class GeoDLProvider;
+class GeoDLClassifyActiveLayer;
 
 class GeoDLPlugin : public QgisPlugin
 {
@@ -16,4 +17,5 @@ class GeoDLPlugin : public QgisPlugin
   private:
     QgisInterface *mIface = nullptr;
     GeoDLProvider *mProvider = nullptr;  // owned by the Processing registry
+    GeoDLClassifyActiveLayer *mClassifyActiveLayer = nullptr;  // desktop only (an iface)
 };

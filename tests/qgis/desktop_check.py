@@ -1,15 +1,20 @@
-"""Runs inside the QGIS desktop (qgis.bin --code): checks GeoDL from there, saves a
-screenshot of the window with the Processing Toolbox filtered on GeoDL, and quits."""
+"""Runs inside the QGIS desktop (qgis.bin --code): checks GeoDL from there (the three
+algorithms from the Processing registry, then the Classify Active Layer action and its
+task), saves screenshots (the map with the classes over the imagery, the Processing
+Toolbox on GeoDL, the classify dialog), and quits."""
 import json
 import os
+import time
 import traceback
 
 from qgis.PyQt.QtCore import QTimer
-from qgis.PyQt.QtWidgets import QApplication
-from qgis.core import QgsApplication, QgsProject
+from qgis.PyQt.QtWidgets import QAction, QApplication
+from qgis.core import QgsApplication, QgsProject, QgsSettings
 from qgis.utils import iface
 
 RESULT = {}
+ARTIFACTS = os.path.dirname(os.environ['GEODL_TEST_SCREENSHOT'])
+STATE = {}
 
 
 def finish():
@@ -25,9 +30,51 @@ def screenshot():
     try:
         QApplication.processEvents()
         iface.mainWindow().grab().save(os.environ['GEODL_TEST_SCREENSHOT'])
+        toolbox = STATE['toolbox']
+        toolbox.grab().save(os.path.join(ARTIFACTS, 'qgis_toolbox.png'))
+        # The classify dialog, as the Toolbox opens it.
+        from processing.gui.AlgorithmDialog import AlgorithmDialog
+        alg = QgsApplication.processingRegistry().createAlgorithmById('geodl:classify')
+        dialog = AlgorithmDialog(alg, False, iface.mainWindow())
+        dialog.show()
+        QApplication.processEvents()
+        dialog.grab().save(os.path.join(ARTIFACTS, 'qgis_classify_dialog.png'))
+        dialog.close()
     except Exception:
         RESULT['error'] = traceback.format_exc()
     finish()
+
+
+def layer_named(name):
+    layers = QgsProject.instance().mapLayersByName(name)
+    return layers[0] if layers else None
+
+
+def after_active_layer_task():
+    """Polls until the Classify Active Layer task is done, then checks its layer."""
+    try:
+        if QgsApplication.taskManager().countActiveTasks() > 0 and time.time() - STATE['start'] < 180:
+            QTimer.singleShot(500, after_active_layer_task)
+            return
+        result = layer_named('scene classes')
+        RESULT['active_layer_result'] = result is not None
+        if result is not None:
+            RESULT['active_layer_renderer'] = result.renderer().type()
+            root = QgsProject.instance().layerTreeRoot()
+            order = [node.layer().name() for node in root.findLayers()]
+            RESULT['active_layer_above_source'] = order.index('scene classes') < order.index('scene')
+            RESULT['active_layer_output'] = result.source()
+            result.renderer().setOpacity(0.6)
+            for name in ('Classes', 'Sample footprints'):
+                other = layer_named(name)
+                if other is not None:
+                    root.findLayer(other.id()).setItemVisibilityChecked(False)
+            iface.mapCanvas().setExtent(result.extent())
+            iface.mapCanvas().refresh()
+    except Exception:
+        RESULT['error'] = traceback.format_exc()
+    # Let the window paint before grabbing it.
+    QTimer.singleShot(2000, screenshot)
 
 
 def check():
@@ -87,14 +134,35 @@ def check():
                 RESULT['classified_renderer'] = renderer.type()
                 RESULT['classified_labels'] = [c.label for c in renderer.classes()] \
                     if renderer.type() == 'paletted' else []
-        iface.mapCanvas().setExtent(iface.activeLayer().extent())
         toolbox = utils.plugins['processing'].toolbox
         toolbox.setVisible(True)
         toolbox.searchBox.setText('geodl')
+        STATE['toolbox'] = toolbox
+
+        # Classify Active Layer: in the Raster menu, refused for a vector layer, then run on
+        # the imagery with the model last used (remembered in the settings).
+        choose = iface.mainWindow().findChild(QAction, 'geodlClassifyActiveLayer')
+        repeat = iface.mainWindow().findChild(QAction, 'geodlClassifyActiveLayerLastModel')
+        RESULT['active_layer_actions'] = choose is not None and repeat is not None
+        raster_menu = iface.rasterMenu()
+        RESULT['raster_menu_has_geodl'] = any(a.text().replace('&', '') == 'GeoDL' for a in raster_menu.actions())
+        footprints = [l for l in QgsProject.instance().mapLayers().values() if l.type() == 0]
+        if footprints:
+            iface.setActiveLayer(footprints[0])
+            repeat.trigger()
+            item = iface.messageBar().currentItem()
+            RESULT['vector_refused'] = item is not None and 'not a raster' in item.text()
+            iface.messageBar().clearWidgets()
+        QgsSettings().setValue('geodl/lastModel', out['OUTPUT_MODEL'])
+        iface.setActiveLayer(layer_named('scene'))
+        STATE['start'] = time.time()
+        repeat.trigger()
+        RESULT['active_layer_task_started'] = QgsApplication.taskManager().countActiveTasks() > 0
     except Exception:
         RESULT['error'] = traceback.format_exc()
-    # Let the window paint before grabbing it.
-    QTimer.singleShot(1500, screenshot)
+        QTimer.singleShot(1500, screenshot)
+        return
+    QTimer.singleShot(500, after_active_layer_task)
 
 
 QTimer.singleShot(2000, check)

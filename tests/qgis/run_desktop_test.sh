@@ -25,7 +25,7 @@ INI
 export GEODL_TEST_SCENE="$profiles/scene"
 export GEODL_TEST_RESULT="$artifacts/desktop_result.json"
 export GEODL_TEST_SCREENSHOT="$artifacts/qgis_desktop.png"
-rm -f "$GEODL_TEST_RESULT" "$GEODL_TEST_SCREENSHOT"
+rm -f "$GEODL_TEST_RESULT" "$GEODL_TEST_SCREENSHOT" "$artifacts/qgis_toolbox.png" "$artifacts/qgis_classify_dialog.png"
 status=0
 timeout 240 xvfb-run -a -s "-screen 0 1366x800x24" \
   qgis.bin --noversioncheck --nologo --profiles-path "$profiles" --code "$here/desktop_check.py" \
@@ -59,8 +59,18 @@ if result.get('classified_renderer') != 'paletted' or 'building' not in result.g
     problems.append('geodl:classify did not open a paletted class layer: %r' % result)
 if not (isinstance(result.get('max_batch'), (int, float)) and result['max_batch'] >= 1):
     problems.append('processing.run returned no max batch: %r' % result.get('max_batch'))
-if not (os.path.exists(sys.argv[2]) and os.path.getsize(sys.argv[2]) > 10000):
-    problems.append('no screenshot at ' + sys.argv[2])
+if not (result.get('active_layer_actions') and result.get('raster_menu_has_geodl')):
+    problems.append('no Classify Active Layer actions in the Raster menu: %r' % result)
+if not result.get('vector_refused'):
+    problems.append('Classify Active Layer did not refuse a vector layer: %r' % result)
+if not (result.get('active_layer_task_started') and result.get('active_layer_result')
+        and result.get('active_layer_renderer') == 'paletted' and result.get('active_layer_above_source')):
+    problems.append('Classify Active Layer gave no styled layer above the source: %r' % result)
+shots = [sys.argv[2]] + [os.path.join(os.path.dirname(sys.argv[2]), n)
+                         for n in ('qgis_toolbox.png', 'qgis_classify_dialog.png')]
+for shot in shots:
+    if not (os.path.exists(shot) and os.path.getsize(shot) > 5000):
+        problems.append('no screenshot at ' + shot)
 if problems:
     print('\n'.join(problems))
     sys.exit(1)
@@ -69,5 +79,5 @@ print('QGIS desktop: plugin loaded, algorithms %s registered, max_batch=%d, %d+%
       'scene classified and opened with the model\'s classes; '
       'screenshot %s' % (
           ', '.join(result['algorithms']), result['max_batch'], result['training_samples'],
-          result['validation_samples'], sys.argv[2]))
+          result['validation_samples'], ', '.join(shots)))
 PY
