@@ -2,6 +2,8 @@
 
 #include <QCoreApplication>
 #include <QIcon>
+#include <QTranslator>
+#include <qgsapplication.h>
 
 #include "core/metadata.h"
 #include "geodlalgorithmclassify.h"
@@ -9,15 +11,38 @@
 #include "geodlalgorithmestimatebatchsize.h"
 #include "geodlalgorithmtrain.h"
 
-// The icons live in a static library: their resource must be registered explicitly.
+// The icons and translations live in a static library: their resources must be
+// registered explicitly.
 static void initGeoDLResources()
 {
   Q_INIT_RESOURCE( geodl );
+  Q_INIT_RESOURCE( geodl_i18n );
+}
+
+void GeoDLProvider::installTranslator()
+{
+  static QTranslator *installed = nullptr;  // one per process, kept for its lifetime
+  if ( installed || !QCoreApplication::instance() )
+    return;
+  // QGIS's interface language (Settings > Options > General, or the system's): "fr", "fr_CA"...
+  const QString locale = QgsApplication::locale();
+  auto *translator = new QTranslator( QCoreApplication::instance() );
+  // geodl_fr_CA.qm, else geodl_fr.qm (QTranslator drops the suffixes in turn).
+  if ( translator->load( QStringLiteral( "geodl_" ) + locale, QStringLiteral( ":/geodl/i18n" ) ) )
+  {
+    QCoreApplication::installTranslator( translator );
+    installed = translator;
+  }
+  else
+  {
+    delete translator;
+  }
 }
 
 GeoDLProvider::GeoDLProvider()
 {
   initGeoDLResources();
+  installTranslator();
 }
 
 QString GeoDLProvider::id() const

@@ -1,4 +1,4 @@
-// The GeoDL Processing provider (id "geodl"): nothing but the list of its algorithms.
+// The GeoDL Processing provider (id "geodl"): the list of its algorithms, and their translation.
 #pragma once
 
 #include <qgsprocessingprovider.h>
@@ -13,6 +13,9 @@ class GeoDLProvider : public QgsProcessingProvider
     QIcon icon() const override;
     QString svgIconPath() const override;
     QString versionInfo() const override;
+    // Installs GeoDL's translation for QGIS's interface language (embedded .qm files from
+    // i18n/), once per process; the provider's constructor calls it.
+    static void installTranslator();
 
   protected:
     void loadAlgorithms() override;

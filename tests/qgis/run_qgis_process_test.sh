@@ -4,6 +4,8 @@
 # geodl_processing that qgis_process loads), then `qgis_process.bin list` must show the
 # geodl algorithms and `qgis_process.bin run geodl:classify` must write a class raster
 # with the model's colour table.
+# Then QGIS in French (the profile's interface language): algorithm names, group, parameter
+# labels and help come out in French.
 # Usage: run_qgis_process_test.sh PLUGIN_DIR RASTER MODEL
 set -euo pipefail
 plugin_dir=$(realpath "$1")
@@ -13,8 +15,8 @@ here=$(dirname "$(realpath "$0")")
 home=$(mktemp -d)
 trap 'rm -rf "$home"' EXIT
 export HOME=$home QT_QPA_PLATFORM=offscreen XDG_RUNTIME_DIR=$home
-/usr/bin/python3 "$here/../../scripts/register-qgis-plugin.py" "$plugin_dir" \
-  "$home/.local/share/QGIS/QGIS3/profiles/default/QGIS/QGIS3.ini"
+ini=$home/.local/share/QGIS/QGIS3/profiles/default/QGIS/QGIS3.ini
+/usr/bin/python3 "$here/../../scripts/register-qgis-plugin.py" "$plugin_dir" "$ini"
 qgis_process.bin list > "$home/list.txt" 2>&1 || { cat "$home/list.txt"; exit 1; }
 for alg in createsamples train classify estimatebatchsize; do
   grep -q "geodl:$alg" "$home/list.txt" || { echo "qgis_process list lacks geodl:$alg:"; cat "$home/list.txt"; exit 1; }
@@ -32,3 +34,28 @@ names = band.GetCategoryNames()
 assert names and 'building' in names, names
 print('qgis_process run geodl:classify: %d x %d class raster, classes %s' % (d.RasterXSize, d.RasterYSize, names))
 PY
+
+# QGIS in French.
+printf '\n[locale]\noverrideFlag=true\nuserLocale=fr\n' >> "$ini"
+qgis_process.bin --json help geodl:train > "$home/help_fr.json" 2> "$home/help_fr.err" || { cat "$home/help_fr.err"; exit 1; }
+qgis_process.bin list > "$home/list_fr.txt" 2>&1
+/usr/bin/python3 - "$home/help_fr.json" "$home/list_fr.txt" <<'PY'
+import json, sys
+help = json.load(open(sys.argv[1]))
+listing = open(sys.argv[2]).read()
+alg = help['algorithm_details']
+checks = {
+    'name': (alg['name'], 'Entraîner un modèle de segmentation'),
+    'group': (alg['group'], 'Entraînement'),
+    'parameter label': (help['parameters']['EPOCHS']['description'], 'Époques'),
+    'classify in the list': ('Classer un raster' if 'Classer un raster' in listing else listing[:200], 'Classer un raster'),
+}
+bad = ['%s: %r, expected %r' % (k, got, want) for k, (got, want) in checks.items() if got != want]
+
+if bad:
+    sys.exit('QGIS in French:\n' + '\n'.join(bad))
+print('QGIS in French: %s / %s / %s' % (alg['name'], alg['group'], help['parameters']['EPOCHS']['description']))
+PY
+qgis_process.bin help geodl:classify > "$home/help_fr.txt" 2>&1
+grep -q "Classe chaque pixel d'une couche raster" "$home/help_fr.txt" || { echo "the classify help is not in French:"; head -20 "$home/help_fr.txt"; exit 1; }
+echo "QGIS in French: the classify help is French"
