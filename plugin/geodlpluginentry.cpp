@@ -14,8 +14,12 @@ const QString sName = QString::fromUtf8( geodl::metadata::kName );
 const QString sDescription = QString::fromUtf8( geodl::metadata::kDescription );
 const QString sCategory = QString::fromUtf8( geodl::metadata::kCategory );
 const QString sVersion = QString::fromUtf8( geodl::metadata::kVersion );
-const QString sIcon = QStringLiteral( ":/geodl/geodl.svg" );
-const QString sExperimental = QStringLiteral( "true" );
+const QString sIcon = QStringLiteral( ":/geodl/" ) + QString::fromUtf8( geodl::metadata::kIcon );
+const QString sExperimental = QString::fromUtf8( geodl::metadata::kExperimental ).toLower();
+const QString sAbout = QString::fromUtf8( geodl::metadata::kAbout );
+const QString sAuthor = QString::fromUtf8( geodl::metadata::kAuthor );
+const QString sHomepage = QString::fromUtf8( geodl::metadata::kHomepage );
+const QString sTracker = QString::fromUtf8( geodl::metadata::kTracker );
 const QString sCreateDate = QStringLiteral( "2026-11-30" );
 const QString sUpdateDate = QStringLiteral( "2026-11-30" );
 } // namespace
@@ -68,6 +72,27 @@ QGISEXTERN const QString *create_date()
 QGISEXTERN const QString *update_date()
 {
   return &sUpdateDate;
+}
+
+// Not read by QGIS 3.22's Plugin Manager for C++ plugins, exported for tools that list plugins.
+QGISEXTERN const QString *about()
+{
+  return &sAbout;
+}
+
+QGISEXTERN const QString *author()
+{
+  return &sAuthor;
+}
+
+QGISEXTERN const QString *homepage()
+{
+  return &sHomepage;
+}
+
+QGISEXTERN const QString *tracker()
+{
+  return &sTracker;
 }
 
 QGISEXTERN void unload( QgisPlugin *pluginPointer )

@@ -76,8 +76,8 @@ if problems:
     sys.exit(1)
 print('QGIS desktop: plugin loaded, algorithms %s registered, max_batch=%d, %d+%d samples '
       'with their footprints opened in the project, a model trained with its report, the '
-      'scene classified and opened with the model\'s classes; '
-      'screenshot %s' % (
+      'scene classified and opened with the model\'s classes, the active layer classified '
+      'by a task into a styled layer above it; screenshots %s' % (
           ', '.join(result['algorithms']), result['max_batch'], result['training_samples'],
           result['validation_samples'], ', '.join(shots)))
 PY
