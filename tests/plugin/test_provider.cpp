@@ -409,6 +409,26 @@ void setDefaults( QgsProcessingModelChildAlgorithm &child )
   }
 }
 
+// A child algorithm as the modeler places it, in a column at height y.
+QgsProcessingModelChildAlgorithm childAlgorithm( const QString &id, const QString &algorithm, const QString &description, double y )
+{
+  QgsProcessingModelChildAlgorithm child( algorithm );
+  child.setChildId( id );
+  child.setDescription( description );
+  child.setPosition( QPointF( 420, y ) );
+  return child;
+}
+
+// Makes the child's output `output` an output of the model, named `name`.
+void addModelOutput( QgsProcessingModelChildAlgorithm &child, const QString &name, const QString &output )
+{
+  QgsProcessingModelOutput out( name );
+  out.setChildId( child.childId() );
+  out.setChildOutputName( output );
+  out.setPosition( child.position() + QPointF( 260, 0 ) );
+  child.setModelOutputs( { { name, out } } );
+}
+
 // The workflow as a graphical model: samples -> train -> classify, the typed outputs of
 // one algorithm feeding the next (what the modeler connects). Also the shipped example.
 std::unique_ptr<QgsProcessingModelAlgorithm> workflowModel()
@@ -435,10 +455,8 @@ std::unique_ptr<QgsProcessingModelAlgorithm> workflowModel()
   input( new QgsProcessingParameterNumber( QStringLiteral( "EPOCHS" ), QStringLiteral( "Epochs" ),
          QgsProcessingParameterNumber::Integer, 8, false, 1, 10000 ) );
 
-  QgsProcessingModelChildAlgorithm samples( QStringLiteral( "geodl:createsamples" ) );
-  samples.setChildId( QStringLiteral( "samples" ) );
-  samples.setDescription( QStringLiteral( "Create training samples" ) );
-  samples.setPosition( QPointF( 420, 120 ) );
+  QgsProcessingModelChildAlgorithm samples = childAlgorithm( QStringLiteral( "samples" ), QStringLiteral( "geodl:createsamples" ),
+      QStringLiteral( "Create training samples" ), 120 );
   samples.addParameterSources( QStringLiteral( "INPUT" ), { Source::fromModelParameter( QStringLiteral( "RASTER" ) ) } );
   samples.addParameterSources( QStringLiteral( "VECTOR" ), { Source::fromModelParameter( QStringLiteral( "TRUTH" ) ) } );
   samples.addParameterSources( QStringLiteral( "FIELD" ), { Source::fromModelParameter( QStringLiteral( "FIELD" ) ) } );
@@ -449,35 +467,23 @@ std::unique_ptr<QgsProcessingModelAlgorithm> workflowModel()
   setDefaults( samples );
   model->addChildAlgorithm( samples );
 
-  QgsProcessingModelChildAlgorithm train( QStringLiteral( "geodl:train" ) );
-  train.setChildId( QStringLiteral( "train" ) );
-  train.setDescription( QStringLiteral( "Train segmentation model" ) );
-  train.setPosition( QPointF( 420, 260 ) );
+  QgsProcessingModelChildAlgorithm train = childAlgorithm( QStringLiteral( "train" ), QStringLiteral( "geodl:train" ),
+      QStringLiteral( "Train segmentation model" ), 260 );
   train.addParameterSources( QStringLiteral( "TRAINING_STORE" ), { Source::fromChildOutput( QStringLiteral( "samples" ), QStringLiteral( "TRAINING_STORE" ) ) } );
   train.addParameterSources( QStringLiteral( "VALIDATION_STORE" ), { Source::fromChildOutput( QStringLiteral( "samples" ), QStringLiteral( "VALIDATION_STORE" ) ) } );
   train.addParameterSources( QStringLiteral( "MODEL" ), { Source::fromStaticValue( 1 ) } );  // unetsmall
   train.addParameterSources( QStringLiteral( "EPOCHS" ), { Source::fromModelParameter( QStringLiteral( "EPOCHS" ) ) } );
   train.addParameterSources( QStringLiteral( "BATCH_SIZE" ), { Source::fromStaticValue( 8 ) } );
   train.addParameterSources( QStringLiteral( "LEARNING_RATE" ), { Source::fromStaticValue( 0.001 ) } );
-  QgsProcessingModelOutput modelFile( QStringLiteral( "Model file" ) );
-  modelFile.setChildId( QStringLiteral( "train" ) );
-  modelFile.setChildOutputName( QStringLiteral( "OUTPUT_MODEL" ) );
-  modelFile.setPosition( QPointF( 680, 260 ) );
-  train.setModelOutputs( { { QStringLiteral( "Model file" ), modelFile } } );
+  addModelOutput( train, QStringLiteral( "Model file" ), QStringLiteral( "OUTPUT_MODEL" ) );
   setDefaults( train );
   model->addChildAlgorithm( train );
 
-  QgsProcessingModelChildAlgorithm classify( QStringLiteral( "geodl:classify" ) );
-  classify.setChildId( QStringLiteral( "classify" ) );
-  classify.setDescription( QStringLiteral( "Classify raster" ) );
-  classify.setPosition( QPointF( 420, 400 ) );
+  QgsProcessingModelChildAlgorithm classify = childAlgorithm( QStringLiteral( "classify" ), QStringLiteral( "geodl:classify" ),
+      QStringLiteral( "Classify raster" ), 400 );
   classify.addParameterSources( QStringLiteral( "INPUT" ), { Source::fromModelParameter( QStringLiteral( "RASTER" ) ) } );
   classify.addParameterSources( QStringLiteral( "MODEL" ), { Source::fromChildOutput( QStringLiteral( "train" ), QStringLiteral( "OUTPUT_MODEL" ) ) } );
-  QgsProcessingModelOutput classes( QStringLiteral( "Classes" ) );
-  classes.setChildId( QStringLiteral( "classify" ) );
-  classes.setChildOutputName( QStringLiteral( "OUTPUT" ) );
-  classes.setPosition( QPointF( 680, 400 ) );
-  classify.setModelOutputs( { { QStringLiteral( "Classes" ), classes } } );
+  addModelOutput( classify, QStringLiteral( "Classes" ), QStringLiteral( "OUTPUT" ) );
   setDefaults( classify );
   model->addChildAlgorithm( classify );
   return model;
