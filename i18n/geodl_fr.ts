@@ -1,5 +1,4 @@
-<?xml version="1.0" encoding="utf-8"?>
-<!DOCTYPE TS>
+<?xml version='1.0' encoding='utf-8'?>
 <TS version="2.1" language="fr_FR">
 <context>
     <name>GeoDLClassifyActiveLayer</name>
@@ -21,14 +20,14 @@
     </message>
     <message>
         <source>The active layer is not a raster layer: select the imagery to classify in the Layers panel first.</source>
-        <translation>La couche active n&apos;est pas une couche raster : sélectionnez d&apos;abord l&apos;imagerie à classer dans le panneau Couches.</translation>
+        <translation>La couche active n'est pas une couche raster : sélectionnez d'abord l'imagerie à classer dans le panneau Couches.</translation>
     </message>
     <message>
-        <source>&apos;%1&apos; is not a file GDAL reads (it comes from the %2 provider): save it as a GeoTIFF first.</source>
-        <translation>« %1 » n&apos;est pas un fichier lisible par GDAL (elle vient du fournisseur %2) : enregistrez-la d&apos;abord en GeoTIFF.</translation>
+        <source>'%1' is not a file GDAL reads (it comes from the %2 provider): save it as a GeoTIFF first.</source>
+        <translation>« %1 » n'est pas un fichier lisible par GDAL (elle vient du fournisseur %2) : enregistrez-la d'abord en GeoTIFF.</translation>
     </message>
     <message>
-        <source>GeoDL model for &apos;%1&apos;</source>
+        <source>GeoDL model for '%1'</source>
         <translation>Modèle GeoDL pour « %1 »</translation>
     </message>
     <message>
@@ -36,12 +35,12 @@
         <translation>Modèles GeoDL ou TorchScript (*.pt *.pth);;Tous les fichiers (*)</translation>
     </message>
     <message>
-        <source>&apos;%1&apos; has %2 bands but the model %3 expects %4: choose a raster with the bands it was trained on, or another model.</source>
+        <source>'%1' has %2 bands but the model %3 expects %4: choose a raster with the bands it was trained on, or another model.</source>
         <translation>« %1 » a %2 bandes mais le modèle %3 en attend %4 : choisissez un raster avec les bandes sur lesquelles il a été entraîné, ou un autre modèle.</translation>
     </message>
     <message>
         <source>The geodl:classify algorithm is not registered: re-enable the GeoDL plugin.</source>
-        <translation>L&apos;algorithme geodl:classify n&apos;est pas enregistré : réactivez l&apos;extension GeoDL.</translation>
+        <translation>L'algorithme geodl:classify n'est pas enregistré : réactivez l'extension GeoDL.</translation>
     </message>
     <message>
         <source>%1 classes</source>
@@ -67,30 +66,6 @@
         <translation>Classification</translation>
     </message>
     <message>
-        <source>Classifies every pixel of a raster layer with a model trained by &quot;Train segmentation model&quot;. The raster is read window by window, so rasters of any size classify in bounded memory; overlapping windows are blended smoothly (no seams) and the edges are padded by reflection, so no strip is left unclassified. The class raster opens styled with the model&apos;s class colours and names.
-
-Model file: the .pt file training wrote (inference.state_dict_path); it says which bands, normalization and classes it needs.
-Window size: pixels per window, 0 for the model&apos;s sample size (inference.chunk_size).
-Overlap: percent of the window shared with each neighbour, e.g. 25 (inference.overlap).
-Batch size: windows per forward pass; more is faster until memory runs out.
-Test-time augmentation: average over the 8 flips and quarter turns (8x slower, often smoother).
-Extent: only windows touching it are computed; the rest is nodata.
-Mask polygons: only windows with a pixel inside a polygon are computed; pixels outside every polygon are nodata (the layer is reprojected to the raster&apos;s CRS).
-Probabilities: one band per class, 0-255.
-Polygons: the classes as polygons (GeoPackage); smaller than the minimum area are dropped.</source>
-        <translation>Classe chaque pixel d&apos;une couche raster avec un modèle entraîné par « Entraîner un modèle de segmentation ». Le raster est lu fenêtre par fenêtre : des rasters de toute taille se classent dans une mémoire bornée ; les fenêtres qui se chevauchent sont fusionnées en douceur (sans raccords) et les bords sont complétés par réflexion, si bien qu&apos;aucune bande ne reste non classée. Le raster des classes s&apos;ouvre avec les couleurs et les noms des classes du modèle.
-
-Fichier du modèle : le fichier .pt écrit par l&apos;entraînement (inference.state_dict_path) ; il indique les bandes, la normalisation et les classes attendues.
-Taille de fenêtre : pixels par fenêtre, 0 pour la taille des échantillons du modèle (inference.chunk_size).
-Chevauchement : pourcentage de la fenêtre partagé avec chaque voisine, par exemple 25 (inference.overlap).
-Taille de lot : fenêtres par passe ; plus c&apos;est grand, plus c&apos;est rapide, jusqu&apos;à épuisement de la mémoire.
-Augmentation au test : moyenne des 8 symétries et quarts de tour (8 fois plus lent, souvent plus lisse).
-Emprise : seules les fenêtres qui la touchent sont calculées ; le reste vaut nodata.
-Polygones de masque : seules les fenêtres ayant un pixel dans un polygone sont calculées ; les pixels hors de tout polygone valent nodata (la couche est reprojetée dans le SCR du raster).
-Probabilités : une bande par classe, de 0 à 255.
-Polygones : les classes sous forme de polygones (GeoPackage) ; ceux sous la surface minimale sont écartés.</translation>
-    </message>
-    <message>
         <source>Raster layer</source>
         <translation>Couche raster</translation>
     </message>
@@ -99,7 +74,7 @@ Polygones : les classes sous forme de polygones (GeoPackage) ; ceux sous la surf
         <translation>Fichier du modèle</translation>
     </message>
     <message>
-        <source>Window size (pixels, 0: the model&apos;s sample size)</source>
+        <source>Window size (pixels, 0: the model's sample size)</source>
         <translation>Taille de fenêtre (pixels, 0 : taille des échantillons du modèle)</translation>
     </message>
     <message>
@@ -136,7 +111,7 @@ Polygones : les classes sous forme de polygones (GeoPackage) ; ceux sous la surf
     </message>
     <message>
         <source>CPU threads (0: all cores)</source>
-        <translation>Fils d&apos;exécution CPU (0 : tous les cœurs)</translation>
+        <translation>Fils d'exécution CPU (0 : tous les cœurs)</translation>
     </message>
     <message>
         <source>Classes</source>
@@ -164,14 +139,38 @@ Polygones : les classes sous forme de polygones (GeoPackage) ; ceux sous la surf
     </message>
     <message>
         <source>Cancelled by the user: no output was written.</source>
-        <translation>Annulé par l&apos;utilisateur : aucune sortie n&apos;a été écrite.</translation>
+        <translation>Annulé par l'utilisateur : aucune sortie n'a été écrite.</translation>
+    </message>
+    <message>
+        <source>Classifies every pixel of a raster layer with a model trained by "Train segmentation model". The raster is read window by window, so rasters of any size classify in bounded memory; overlapping windows are blended smoothly (no seams) and the edges are padded by reflection, so no strip is left unclassified. The class raster opens styled with the model's class colours and names.
+
+Model file: the .pt file training wrote (inference.state_dict_path); it says which bands, normalization and classes it needs.
+Window size: pixels per window, 0 for the model's sample size (inference.chunk_size).
+Overlap: percent of the window shared with each neighbour, e.g. 25 (inference.overlap).
+Batch size: windows per forward pass; more is faster until memory runs out (inference.batch_size).
+Test-time augmentation: average over the 8 flips and quarter turns (8x slower, often smoother; inference.tta).
+Extent: only windows touching it are computed; the rest is nodata.
+Mask polygons: only windows with a pixel inside a polygon are computed; pixels outside every polygon are nodata (the layer is reprojected to the raster's CRS; inference.mask).
+Probabilities: one band per class, 0-255 (inference.probabilities).
+Polygons: the classes as polygons (GeoPackage); smaller than the minimum area are dropped.</source>
+        <translation>Classe chaque pixel d'une couche raster avec un modèle entraîné par « Entraîner un modèle de segmentation ». Le raster est lu fenêtre par fenêtre : des rasters de toute taille se classent dans une mémoire bornée ; les fenêtres qui se chevauchent sont fusionnées en douceur (sans raccords) et les bords sont complétés par réflexion, si bien qu'aucune bande ne reste non classée. Le raster des classes s'ouvre avec les couleurs et les noms des classes du modèle.
+
+Fichier du modèle : le fichier .pt écrit par l'entraînement (inference.state_dict_path) ; il indique les bandes, la normalisation et les classes attendues.
+Taille de fenêtre : pixels par fenêtre, 0 pour la taille des échantillons du modèle (inference.chunk_size).
+Chevauchement : pourcentage de la fenêtre partagé avec chaque voisine, par exemple 25 (inference.overlap).
+Taille de lot : fenêtres par passe ; plus c'est grand, plus c'est rapide, jusqu'à épuisement de la mémoire (inference.batch_size).
+Augmentation au test : moyenne des 8 symétries et quarts de tour (8 fois plus lent, souvent plus lisse ; inference.tta).
+Emprise : seules les fenêtres qui la touchent sont calculées ; le reste vaut nodata.
+Polygones de masque : seules les fenêtres ayant un pixel dans un polygone sont calculées ; les pixels hors de tout polygone valent nodata (la couche est reprojetée dans le SCR du raster ; inference.mask).
+Probabilités : une bande par classe, de 0 à 255 (inference.probabilities).
+Polygones : les classes sous forme de polygones (GeoPackage) ; ceux sous la surface minimale sont écartés.</translation>
     </message>
 </context>
 <context>
     <name>GeoDLCreateSamplesAlgorithm</name>
     <message>
         <source>Create training samples</source>
-        <translation>Créer des échantillons d&apos;entraînement</translation>
+        <translation>Créer des échantillons d'entraînement</translation>
     </message>
     <message>
         <source>samples,training,hdf5,ground truth,labels,rasterize,deep learning</source>
@@ -182,23 +181,23 @@ Polygones : les classes sous forme de polygones (GeoPackage) ; ceux sous la surf
         <translation>Entraînement</translation>
     </message>
     <message>
-        <source>Cuts a raster and its ground-truth polygons into training samples: HDF5 stores in geo-deep-learning&apos;s layout (trn_samples.hdf5, val_samples.hdf5) and a footprint layer with one polygon per sample.
+        <source>Cuts a raster and its ground-truth polygons into training samples: HDF5 stores in geo-deep-learning's layout (trn_samples.hdf5, val_samples.hdf5) and a footprint layer with one polygon per sample.
 
 Raster layer: any GDAL raster, any number of bands (Byte, UInt16, Int16, Float32...); nodata pixels are left out of the loss.
-Ground truth: polygons in any CRS (reprojected onto the raster&apos;s grid); with &quot;Selected features only&quot;, only those.
+Ground truth: polygons in any CRS (reprojected onto the raster's grid); with "Selected features only", only those.
 Class field: integer class ids (0 is the background), or strings, numbered 1, 2... in sorted order. Where polygons overlap, the higher class id wins.
 Split: all training; a validation percentage taken as random spatial blocks (so overlapping samples never fall on both sides); or the samples inside a validation polygon layer.
-Sample size: samples&apos; height and width in pixels, typically 256 (global.samples_size).
+Sample size: samples' height and width in pixels, typically 256 (global.samples_size).
 Distance between samples: in pixels, typically 200 (sample.samples_dist).
 Minimum annotated percent: samples with fewer non-background pixels are dropped (sample.min_annotated_percent).
 Ignored class values: comma-separated values whose pixels are left out of the loss.
 Pixels under no polygon are the background (class 0), or, for sparse annotations, left out of the loss too.
 Number of classes: background included (global.num_classes); 0 takes it from the data.</source>
-        <translation>Découpe un raster et ses polygones de vérité terrain en échantillons d&apos;entraînement : des fichiers HDF5 au format de geo-deep-learning (trn_samples.hdf5, val_samples.hdf5) et une couche d&apos;emprises avec un polygone par échantillon.
+        <translation>Découpe un raster et ses polygones de vérité terrain en échantillons d'entraînement : des fichiers HDF5 au format de geo-deep-learning (trn_samples.hdf5, val_samples.hdf5) et une couche d'emprises avec un polygone par échantillon.
 
 Couche raster : tout raster GDAL, avec un nombre quelconque de bandes (Byte, UInt16, Int16, Float32…) ; les pixels nodata sont exclus de la perte.
-Vérité terrain : des polygones dans n&apos;importe quel SCR (reprojetés sur la grille du raster) ; avec « Entités sélectionnées uniquement », seulement celles-ci.
-Champ de classe : identifiants entiers (0 est le fond), ou chaînes numérotées 1, 2… dans l&apos;ordre alphabétique. Là où des polygones se chevauchent, l&apos;identifiant le plus élevé l&apos;emporte.
+Vérité terrain : des polygones dans n'importe quel SCR (reprojetés sur la grille du raster) ; avec « Entités sélectionnées uniquement », seulement celles-ci.
+Champ de classe : identifiants entiers (0 est le fond), ou chaînes numérotées 1, 2… dans l'ordre alphabétique. Là où des polygones se chevauchent, l'identifiant le plus élevé l'emporte.
 Répartition : tout en entraînement ; un pourcentage de validation tiré par blocs spatiaux aléatoires (des échantillons qui se chevauchent ne tombent jamais des deux côtés) ; ou les échantillons situés dans une couche de polygones de validation.
 Taille des échantillons : hauteur et largeur en pixels, typiquement 256 (global.samples_size).
 Distance entre échantillons : en pixels, typiquement 200 (sample.samples_dist).
@@ -257,7 +256,7 @@ Nombre de classes : fond compris (global.num_classes) ; 0 le déduit des donnée
     </message>
     <message>
         <source>Number of classes, background included (0: from the data)</source>
-        <translation>Nombre de classes, fond compris (0 : d&apos;après les données)</translation>
+        <translation>Nombre de classes, fond compris (0 : d'après les données)</translation>
     </message>
     <message>
         <source>Ignored class values (comma-separated)</source>
@@ -273,7 +272,7 @@ Nombre de classes : fond compris (global.num_classes) ; 0 le déduit des donnée
     </message>
     <message>
         <source>Sample stores folder</source>
-        <translation>Dossier des fichiers d&apos;échantillons</translation>
+        <translation>Dossier des fichiers d'échantillons</translation>
     </message>
     <message>
         <source>Sample footprints</source>
@@ -281,7 +280,7 @@ Nombre de classes : fond compris (global.num_classes) ; 0 le déduit des donnée
     </message>
     <message>
         <source>Training samples (HDF5)</source>
-        <translation>Échantillons d&apos;entraînement (HDF5)</translation>
+        <translation>Échantillons d'entraînement (HDF5)</translation>
     </message>
     <message>
         <source>Validation samples (HDF5)</source>
@@ -289,15 +288,15 @@ Nombre de classes : fond compris (global.num_classes) ; 0 le déduit des donnée
     </message>
     <message>
         <source>Number of training samples</source>
-        <translation>Nombre d&apos;échantillons d&apos;entraînement</translation>
+        <translation>Nombre d'échantillons d'entraînement</translation>
     </message>
     <message>
         <source>Number of validation samples</source>
-        <translation>Nombre d&apos;échantillons de validation</translation>
+        <translation>Nombre d'échantillons de validation</translation>
     </message>
     <message>
         <source>The raster layer must be a file GDAL reads (this one comes from the %1 provider); save it as a GeoTIFF first.</source>
-        <translation>La couche raster doit être un fichier lisible par GDAL (celle-ci vient du fournisseur %1) : enregistrez-la d&apos;abord en GeoTIFF.</translation>
+        <translation>La couche raster doit être un fichier lisible par GDAL (celle-ci vient du fournisseur %1) : enregistrez-la d'abord en GeoTIFF.</translation>
     </message>
     <message>
         <source>Choose a validation polygon layer, or another split.</source>
@@ -309,7 +308,7 @@ Nombre de classes : fond compris (global.num_classes) ; 0 le déduit des donnée
     </message>
     <message>
         <source>Cancelled by the user: no sample store was written.</source>
-        <translation>Annulé par l&apos;utilisateur : aucun fichier d&apos;échantillons n&apos;a été écrit.</translation>
+        <translation>Annulé par l'utilisateur : aucun fichier d'échantillons n'a été écrit.</translation>
     </message>
     <message>
         <source>%1: %2 samples in %3</source>
@@ -337,18 +336,18 @@ Nombre de classes : fond compris (global.num_classes) ; 0 le déduit des donnée
     <message>
         <source>Finds the largest batch whose training step (forward, backward and optimizer step) fits a memory budget, by measuring two small batches and confirming the prediction.
 
-Model: unet, unetsmall, checkpointed_unet (unetsmall with checkpointing) or ternausnet (geo-deep-learning&apos;s global.model_name).
-Sample size: samples&apos; height and width in pixels, typically 256 (global.samples_size).
+Model: unet, unetsmall, checkpointed_unet (unetsmall with checkpointing) or ternausnet (geo-deep-learning's global.model_name).
+Sample size: samples' height and width in pixels, typically 256 (global.samples_size).
 Bands and classes: global.number_of_bands and global.num_classes.
 Gradient checkpointing: recompute activations during backward; about three times the batch for some 25% more time per sample.
-Memory budget: MiB the training may use (the GPU&apos;s memory, or the RAM you can spare).</source>
-        <translation>Trouve le plus grand lot dont le pas d&apos;entraînement (passe avant, rétropropagation et pas de l&apos;optimiseur) tient dans un budget mémoire, en mesurant deux petits lots puis en confirmant la prédiction.
+Memory budget: MiB the training may use (the GPU's memory, or the RAM you can spare).</source>
+        <translation>Trouve le plus grand lot dont le pas d'entraînement (passe avant, rétropropagation et pas de l'optimiseur) tient dans un budget mémoire, en mesurant deux petits lots puis en confirmant la prédiction.
 
 Modèle : unet, unetsmall, checkpointed_unet (unetsmall avec checkpointing) ou ternausnet (global.model_name de geo-deep-learning).
 Taille des échantillons : hauteur et largeur en pixels, typiquement 256 (global.samples_size).
 Bandes et classes : global.number_of_bands et global.num_classes.
 Checkpointing du gradient : recalcule les activations pendant la rétropropagation ; environ trois fois le lot pour quelque 25 % de temps en plus par échantillon.
-Budget mémoire : Mio que l&apos;entraînement peut utiliser (la mémoire du GPU, ou la RAM disponible).</translation>
+Budget mémoire : Mio que l'entraînement peut utiliser (la mémoire du GPU, ou la RAM disponible).</translation>
     </message>
     <message>
         <source>Model</source>
@@ -380,7 +379,7 @@ Budget mémoire : Mio que l&apos;entraînement peut utiliser (la mémoire du GPU
     </message>
     <message>
         <source>CPU threads (0: all cores)</source>
-        <translation>Fils d&apos;exécution CPU (0 : tous les cœurs)</translation>
+        <translation>Fils d'exécution CPU (0 : tous les cœurs)</translation>
     </message>
     <message>
         <source>Confirm with a step at the predicted batch</source>
@@ -396,11 +395,11 @@ Budget mémoire : Mio que l&apos;entraînement peut utiliser (la mémoire du GPU
     </message>
     <message>
         <source>Cancelled by the user.</source>
-        <translation>Annulé par l&apos;utilisateur.</translation>
+        <translation>Annulé par l'utilisateur.</translation>
     </message>
     <message>
         <source>Device: %1, %2 threads</source>
-        <translation>Périphérique : %1, %2 fils d&apos;exécution</translation>
+        <translation>Périphérique : %1, %2 fils d'exécution</translation>
     </message>
     <message>
         <source>Memory per sample: %1 MiB; fixed (model, gradients, optimizer): %2 MiB</source>
@@ -437,36 +436,36 @@ Budget mémoire : Mio que l&apos;entraînement peut utiliser (la mémoire du GPU
         <translation>Entraînement</translation>
     </message>
     <message>
-        <source>Trains a semantic-segmentation network on the sample stores that &quot;Create training samples&quot; wrote, with Adam and a step learning-rate schedule, validating after each epoch. The best model is kept (by validation loss or mean IoU), with a checkpoint of the last epoch beside it.
+        <source>Trains a semantic-segmentation network on the sample stores that "Create training samples" wrote, with Adam and a step learning-rate schedule, validating after each epoch. The best model is kept (by validation loss or mean IoU), with a checkpoint of the last epoch beside it.
 
 Training / validation samples: the trn_samples.hdf5 and val_samples.hdf5 stores (global.data_path/samples in geo-deep-learning).
 Model: unet, unetsmall, checkpointed_unet (unetsmall with gradient checkpointing) or ternausnet (global.model_name).
 Epochs: passes over the training samples, e.g. 50-200 (training.num_epochs).
 Batch size: samples per step (training.batch_size); 0 finds the largest that fits the memory budget.
-Learning rate: Adam&apos;s, typically 0.0001 (training.learning_rate); multiplied by gamma every step size epochs (training.step_size, training.gamma).
+Learning rate: Adam's, typically 0.0001 (training.learning_rate); multiplied by gamma every step size epochs (training.step_size, training.gamma).
 Class weights: none, or automatic from the class frequencies of the training samples (training.class_weights: auto), to help rare classes.
 Augmentation: random rotation up to a limit in degrees, horizontal and vertical flips, with their probabilities; training samples only.
 Gradient checkpointing: recomputes activations in backward; about three times the batch for some 25% more time.
 Patience: stop when the chosen metric has not improved for that many epochs (0: never).
 Seed and deterministic: the same seed gives the same model on the same machine.
 Model file: the trained model with everything classification needs (bands, normalization, classes and colours); the folder also receives last_checkpoint.pt, metrics.csv and report.html. Resume continues from the checkpoint in that folder.</source>
-        <translation>Entraîne un réseau de segmentation sémantique sur les fichiers d&apos;échantillons écrits par « Créer des échantillons d&apos;entraînement », avec Adam et un taux d&apos;apprentissage décroissant par paliers, en validant après chaque époque. Le meilleur modèle est conservé (selon la perte de validation ou l&apos;IoU moyenne), avec à côté un point de reprise de la dernière époque.
+        <translation>Entraîne un réseau de segmentation sémantique sur les fichiers d'échantillons écrits par « Créer des échantillons d'entraînement », avec Adam et un taux d'apprentissage décroissant par paliers, en validant après chaque époque. Le meilleur modèle est conservé (selon la perte de validation ou l'IoU moyenne), avec à côté un point de reprise de la dernière époque.
 
-Échantillons d&apos;entraînement / de validation : les fichiers trn_samples.hdf5 et val_samples.hdf5 (global.data_path/samples dans geo-deep-learning).
+Échantillons d'entraînement / de validation : les fichiers trn_samples.hdf5 et val_samples.hdf5 (global.data_path/samples dans geo-deep-learning).
 Modèle : unet, unetsmall, checkpointed_unet (unetsmall avec checkpointing du gradient) ou ternausnet (global.model_name).
-Époques : passes sur les échantillons d&apos;entraînement, par exemple 50 à 200 (training.num_epochs).
+Époques : passes sur les échantillons d'entraînement, par exemple 50 à 200 (training.num_epochs).
 Taille de lot : échantillons par pas (training.batch_size) ; 0 cherche le plus grand lot qui tient dans le budget mémoire.
-Taux d&apos;apprentissage : celui d&apos;Adam, typiquement 0,0001 (training.learning_rate) ; multiplié par gamma toutes les « pas » époques (training.step_size, training.gamma).
-Poids des classes : aucun, ou automatiques d&apos;après la fréquence des classes des échantillons d&apos;entraînement (training.class_weights: auto), pour aider les classes rares.
-Augmentation : rotation aléatoire jusqu&apos;à une limite en degrés, symétries horizontale et verticale, avec leurs probabilités ; échantillons d&apos;entraînement seulement.
+Taux d'apprentissage : celui d'Adam, typiquement 0,0001 (training.learning_rate) ; multiplié par gamma toutes les « pas » époques (training.step_size, training.gamma).
+Poids des classes : aucun, ou automatiques d'après la fréquence des classes des échantillons d'entraînement (training.class_weights: auto), pour aider les classes rares.
+Augmentation : rotation aléatoire jusqu'à une limite en degrés, symétries horizontale et verticale, avec leurs probabilités ; échantillons d'entraînement seulement.
 Checkpointing du gradient : recalcule les activations pendant la rétropropagation ; environ trois fois le lot pour quelque 25 % de temps en plus.
-Patience : arrêt quand la métrique choisie ne s&apos;est pas améliorée depuis autant d&apos;époques (0 : jamais).
+Patience : arrêt quand la métrique choisie ne s'est pas améliorée depuis autant d'époques (0 : jamais).
 Graine et déterminisme : la même graine donne le même modèle sur la même machine.
 Fichier du modèle : le modèle entraîné avec tout ce dont la classification a besoin (bandes, normalisation, classes et couleurs) ; le dossier reçoit aussi last_checkpoint.pt, metrics.csv et report.html. La reprise continue depuis le point de reprise de ce dossier.</translation>
     </message>
     <message>
         <source>Training samples (HDF5)</source>
-        <translation>Échantillons d&apos;entraînement (HDF5)</translation>
+        <translation>Échantillons d'entraînement (HDF5)</translation>
     </message>
     <message>
         <source>Validation samples (HDF5)</source>
@@ -486,7 +485,7 @@ Fichier du modèle : le modèle entraîné avec tout ce dont la classification a
     </message>
     <message>
         <source>Learning rate</source>
-        <translation>Taux d&apos;apprentissage</translation>
+        <translation>Taux d'apprentissage</translation>
     </message>
     <message>
         <source>Weight decay</source>
@@ -494,11 +493,11 @@ Fichier du modèle : le modèle entraîné avec tout ce dont la classification a
     </message>
     <message>
         <source>Learning rate step (epochs)</source>
-        <translation>Palier du taux d&apos;apprentissage (époques)</translation>
+        <translation>Palier du taux d'apprentissage (époques)</translation>
     </message>
     <message>
         <source>Learning rate factor per step (gamma)</source>
-        <translation>Facteur du taux d&apos;apprentissage par palier (gamma)</translation>
+        <translation>Facteur du taux d'apprentissage par palier (gamma)</translation>
     </message>
     <message>
         <source>Class weights</source>
@@ -546,7 +545,7 @@ Fichier du modèle : le modèle entraîné avec tout ce dont la classification a
     </message>
     <message>
         <source>Training samples to use (0: all)</source>
-        <translation>Échantillons d&apos;entraînement utilisés (0 : tous)</translation>
+        <translation>Échantillons d'entraînement utilisés (0 : tous)</translation>
     </message>
     <message>
         <source>Validation samples to use (0: all)</source>
@@ -554,7 +553,7 @@ Fichier du modèle : le modèle entraîné avec tout ce dont la classification a
     </message>
     <message>
         <source>Early stopping patience (epochs, 0: off)</source>
-        <translation>Patience de l&apos;arrêt anticipé (époques, 0 : désactivé)</translation>
+        <translation>Patience de l'arrêt anticipé (époques, 0 : désactivé)</translation>
     </message>
     <message>
         <source>Best model by</source>
@@ -582,7 +581,7 @@ Fichier du modèle : le modèle entraîné avec tout ce dont la classification a
     </message>
     <message>
         <source>CPU threads (0: all cores)</source>
-        <translation>Fils d&apos;exécution CPU (0 : tous les cœurs)</translation>
+        <translation>Fils d'exécution CPU (0 : tous les cœurs)</translation>
     </message>
     <message>
         <source>Device</source>
@@ -593,7 +592,7 @@ Fichier du modèle : le modèle entraîné avec tout ce dont la classification a
         <translation>Autocast bfloat16 (GPU)</translation>
     </message>
     <message>
-        <source>Resume from the checkpoint in the model&apos;s folder</source>
+        <source>Resume from the checkpoint in the model's folder</source>
         <translation>Reprendre depuis le point de reprise du dossier du modèle</translation>
     </message>
     <message>
@@ -606,7 +605,7 @@ Fichier du modèle : le modèle entraîné avec tout ce dont la classification a
     </message>
     <message>
         <source>Training report</source>
-        <translation>Rapport d&apos;entraînement</translation>
+        <translation>Rapport d'entraînement</translation>
     </message>
     <message>
         <source>Last checkpoint</source>
@@ -621,7 +620,7 @@ Fichier du modèle : le modèle entraîné avec tout ce dont la classification a
         <translation>Meilleure époque</translation>
     </message>
     <message>
-        <source>Best epoch&apos;s mean IoU</source>
+        <source>Best epoch's mean IoU</source>
         <translation>IoU moyenne de la meilleure époque</translation>
     </message>
     <message>
@@ -633,8 +632,8 @@ Fichier du modèle : le modèle entraîné avec tout ce dont la classification a
         <translation>Choisissez où enregistrer le fichier du modèle.</translation>
     </message>
     <message>
-        <source>Cancelled by the user: the last complete epoch is kept in the checkpoint beside the model file; run again with &quot;Resume&quot; to continue.</source>
-        <translation>Annulé par l&apos;utilisateur : la dernière époque complète est conservée dans le point de reprise à côté du fichier du modèle ; relancez avec « Reprendre » pour continuer.</translation>
+        <source>Cancelled by the user: the last complete epoch is kept in the checkpoint beside the model file; run again with "Resume" to continue.</source>
+        <translation>Annulé par l'utilisateur : la dernière époque complète est conservée dans le point de reprise à côté du fichier du modèle ; relancez avec « Reprendre » pour continuer.</translation>
     </message>
     <message>
         <source>Model: %1

@@ -98,13 +98,13 @@ QString GeoDLClassifyAlgorithm::shortHelpString() const
              "normalization and classes it needs.\n"
              "Window size: pixels per window, 0 for the model's sample size (inference.chunk_size).\n"
              "Overlap: percent of the window shared with each neighbour, e.g. 25 (inference.overlap).\n"
-             "Batch size: windows per forward pass; more is faster until memory runs out.\n"
+             "Batch size: windows per forward pass; more is faster until memory runs out (inference.batch_size).\n"
              "Test-time augmentation: average over the 8 flips and quarter turns (8x slower, often "
-             "smoother).\n"
+             "smoother; inference.tta).\n"
              "Extent: only windows touching it are computed; the rest is nodata.\n"
              "Mask polygons: only windows with a pixel inside a polygon are computed; pixels outside "
-             "every polygon are nodata (the layer is reprojected to the raster's CRS).\n"
-             "Probabilities: one band per class, 0-255.\n"
+             "every polygon are nodata (the layer is reprojected to the raster's CRS; inference.mask).\n"
+             "Probabilities: one band per class, 0-255 (inference.probabilities).\n"
              "Polygons: the classes as polygons (GeoPackage); smaller than the minimum area are dropped." );
 }
 

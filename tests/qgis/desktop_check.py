@@ -154,7 +154,23 @@ def check():
             RESULT['vector_refused'] = item is not None and 'not a raster' in item.text()
             iface.messageBar().clearWidgets()
         QgsSettings().setValue('geodl/lastModel', out['OUTPUT_MODEL'])
+        # A one-band raster does not fit the 3-band model: refused before any task.
+        from osgeo import gdal
+        one_band = os.path.join(scene, 'one_band.tif')
+        gdal.GetDriverByName('GTiff').Create(one_band, 64, 64, 1, gdal.GDT_Byte).FlushCache()
+        iface.addRasterLayer(one_band, 'one band')
+        iface.setActiveLayer(layer_named('one band'))
+        repeat.trigger()
+        item = iface.messageBar().currentItem()
+        RESULT['band_mismatch_refused'] = item is not None and 'bands but the model' in item.text() \
+            and QgsApplication.taskManager().countActiveTasks() == 0
+        iface.messageBar().clearWidgets()
+        QgsProject.instance().removeMapLayer(layer_named('one band').id())
         iface.setActiveLayer(layer_named('scene'))
+        # The Layers panel's context menu of a raster layer offers it.
+        menu = iface.layerTreeView().menuProvider().createContextMenu()
+        RESULT['context_menu_has_action'] = menu is not None and any(
+            a.objectName() == 'geodlClassifyActiveLayer' for a in menu.actions())
         STATE['start'] = time.time()
         repeat.trigger()
         RESULT['active_layer_task_started'] = QgsApplication.taskManager().countActiveTasks() > 0

@@ -63,6 +63,10 @@ if not (result.get('active_layer_actions') and result.get('raster_menu_has_geodl
     problems.append('no Classify Active Layer actions in the Raster menu: %r' % result)
 if not result.get('vector_refused'):
     problems.append('Classify Active Layer did not refuse a vector layer: %r' % result)
+if not result.get('band_mismatch_refused'):
+    problems.append('Classify Active Layer did not refuse a raster whose bands do not fit: %r' % result)
+if not result.get('context_menu_has_action'):
+    problems.append("the Layers panel's context menu of a raster lacks Classify Active Layer: %r" % result)
 if not (result.get('active_layer_task_started') and result.get('active_layer_result')
         and result.get('active_layer_renderer') == 'paletted' and result.get('active_layer_above_source')):
     problems.append('Classify Active Layer gave no styled layer above the source: %r' % result)
