@@ -40,6 +40,9 @@ def main():
                               'python', 'plugins', 'geodl_processing')
         shutil.rmtree(target, ignore_errors=True)
         shutil.copytree(shim, target)
+        # Where the library is, whatever prefix it was installed under.
+        with open(os.path.join(target, 'library.txt'), 'w') as f:
+            f.write(os.path.join(plugin_dir, 'libgeodlplugin.so') + '\n')
         settings.setValue('PythonPlugins/geodl_processing', True)
     settings.sync()
     print('QGIS profile %s: plugin path %s added, GeoDL enabled%s' % (
