@@ -291,6 +291,10 @@ int runClassify(const std::string& config_path, const ClassifyOverrides& over, b
     throw geodl::InputError("no output folder: give --working-folder (or --output) or "
                             "inference.working_folder");
   if (!job.working_folder.empty()) fs::create_directories(job.working_folder);
+  if (!over.output.empty()) {  // its folder, when missing (the engine reports one it cannot write)
+    std::error_code ignored;
+    fs::create_directories(fs::absolute(over.output).parent_path(), ignored);
+  }
 
   geodl::cli::ProgressBar progress(quiet);
   for (size_t i = 0; i < job.inputs.size(); ++i) {
@@ -318,6 +322,10 @@ int runClassify(const std::string& config_path, const ClassifyOverrides& over, b
       std::cout << " " << r.classes[c].name << " " << std::fixed << std::setprecision(1)
                 << (total ? 100.0 * r.class_pixels[c] / total : 0.0) << "%";
     std::cout << "\n";
+    if (r.nodata_pixels > 0)
+      std::cout << "  nodata: " << std::fixed << std::setprecision(1)
+                << 100.0 * double(r.nodata_pixels) / (double(r.width) * r.height)
+                << "% (nodata input, or outside the extent or mask)\n";
     if (!r.probabilities.empty()) std::cout << "  probabilities: " << r.probabilities << "\n";
     if (!one.polygons.empty())
       std::cout << "  polygons: " << one.polygons << " (" << r.polygons << ", " << r.polygons_dropped
