@@ -14,7 +14,9 @@ plugin_dir="$prefix/lib/geodl/qgis-plugins"
 /usr/bin/python3 scripts/register-qgis-plugin.py "$plugin_dir"
 echo
 echo "Installed: $prefix/bin/geodl, and the QGIS plugin in $plugin_dir (start QGIS:"
-echo "the Processing Toolbox has a GeoDL group)."
+echo "the Processing Toolbox has a GeoDL group, the Raster menu GeoDL > Classify Active Layer;"
+echo "qgis_process.bin list shows the geodl: algorithms; the example graphical model is"
+echo "$prefix/share/geodl/models/geodl_workflow.model3; user guide: docs/user-guide.md)."
 echo
 "$prefix/bin/geodl" models
 echo
