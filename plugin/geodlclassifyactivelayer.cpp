@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 
 #include <QAction>
 #include <QDir>
@@ -22,6 +23,7 @@
 #include <qgssettings.h>
 #include <qgstaskmanager.h>
 
+#include "core/errors.h"
 #include "core/model_info.h"
 
 namespace
@@ -129,15 +131,24 @@ void GeoDLClassifyActiveLayer::classify( QgsRasterLayer *layer, const QString &m
 {
   // A GeoDL model file says what it expects: refuse a layer that does not fit it now,
   // rather than from the task. (TorchScript models are checked by the engine.)
-  if ( geodl::isModelFile( model.toStdString() ) )
+  std::optional<geodl::ModelInfo> info;
+  try
   {
-    const geodl::ModelInfo info = geodl::readModelInfo( model.toStdString() );
-    if ( info.spec.bands != layer->bandCount() )
+    info = geodl::tryReadModelInfo( model.toStdString() );
+  }
+  catch ( const geodl::Error &e )  // a damaged model file: nothing reaches QGIS's event loop
+  {
+    mIface->messageBar()->pushCritical( tr( "GeoDL" ), QString::fromStdString( e.what() ) );
+    return;
+  }
+  if ( info )
+  {
+    if ( info->spec.bands != layer->bandCount() )
     {
       mIface->messageBar()->pushWarning( tr( "GeoDL" ), tr( "'%1' has %2 bands but the model %3 expects %4: choose a raster with the "
                                          "bands it was trained on, or another model." )
                                          .arg( layer->name() ).arg( layer->bandCount() ).arg( QFileInfo( model ).fileName() )
-                                         .arg( info.spec.bands ) );
+                                         .arg( info->spec.bands ) );
       return;
     }
   }

@@ -5,6 +5,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <filesystem>
+#include <optional>
 
 #include <cstdio>
 #include <fstream>
@@ -108,9 +109,25 @@ void saveModelFile(const std::string& path, const ModelInfo& info, SegmentationM
   });
 }
 
-LoadedModel loadModelFile(const std::string& path,
-                          const std::function<void(torch::serialize::InputArchive&)>& extra) {
-  auto archive = openArchive(path);
+namespace {
+
+// The archive when `path` is a LibTorch archive holding GeoDL metadata, else nothing: the
+// one read of a file that may be a GeoDL model (then loaded from the same archive).
+std::optional<torch::serialize::InputArchive> openModelArchive(const std::string& path) {
+  if (!std::ifstream(path, std::ios::binary)) return std::nullopt;
+  torch::serialize::InputArchive archive;
+  try {
+    archive.load_from(path, torch::Device(torch::kCPU));
+  } catch (const c10::Error&) {
+    return std::nullopt;
+  }
+  c10::IValue value;
+  if (!archive.try_read(kMetadataKey, value) || !value.isString()) return std::nullopt;
+  return archive;
+}
+
+LoadedModel loadFromArchive(torch::serialize::InputArchive& archive, const std::string& path,
+                            const std::function<void(torch::serialize::InputArchive&)>& extra) {
   LoadedModel loaded;
   loaded.info = readInfo(archive, path);
   ModelSpec spec = loaded.info.spec;
@@ -133,19 +150,26 @@ LoadedModel loadModelFile(const std::string& path,
   return loaded;
 }
 
+}  // namespace
+
+LoadedModel loadModelFile(const std::string& path,
+                          const std::function<void(torch::serialize::InputArchive&)>& extra) {
+  auto archive = openArchive(path);
+  return loadFromArchive(archive, path, extra);
+}
+
 ModelInfo readModelInfo(const std::string& path) {
   auto archive = openArchive(path);
   return readInfo(archive, path);
 }
 
-bool isModelFile(const std::string& path) {
-  try {
-    readModelInfo(path);
-    return true;
-  } catch (const Error&) {
-    return false;
-  }
+std::optional<ModelInfo> tryReadModelInfo(const std::string& path) {
+  auto archive = openModelArchive(path);
+  if (!archive) return std::nullopt;
+  return readInfo(*archive, path);
 }
+
+bool isModelFile(const std::string& path) { return openModelArchive(path).has_value(); }
 
 std::string weightsDigest(SegmentationModelImpl& model) {
   uint64_t hash = 1469598103934665603ull;
@@ -164,8 +188,8 @@ std::string weightsDigest(SegmentationModelImpl& model) {
 void loadPretrainedWeights(SegmentationModelImpl& model, const std::string& path) {
   std::ifstream file(path, std::ios::binary);
   if (!file) throw InputError("cannot read the pretrained weights '" + path + "': check the path");
-  if (isModelFile(path)) {  // to fine-tune a GeoDL model
-    const LoadedModel source = loadModelFile(path);
+  if (auto archive = openModelArchive(path)) {  // to fine-tune a GeoDL model
+    const LoadedModel source = loadFromArchive(*archive, path, {});
     assignState(model, namedState(*source.model), path, false);
     return;
   }
@@ -260,8 +284,9 @@ Predictor loadPredictor(const std::string& path, const std::string& sidecar) {
   if (!std::ifstream(path, std::ios::binary))
     throw InputError("cannot read the model file '" + path + "': check the path");
   Predictor p;
-  if (sidecar.empty() && isModelFile(path)) {
-    auto loaded = std::make_shared<LoadedModel>(loadModelFile(path));
+  auto archive = sidecar.empty() ? openModelArchive(path) : std::nullopt;
+  if (archive) {
+    auto loaded = std::make_shared<LoadedModel>(loadFromArchive(*archive, path, {}));
     p.info = loaded->info;
     p.forward = [loaded](const torch::Tensor& x) { return loaded->model->forward(x); };
     p.to = [loaded](const torch::Device& d) { loaded->model->to(d); };

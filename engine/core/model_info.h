@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,7 +49,12 @@ ModelInfo modelInfoFromJson(const std::string& json);
 // file is read with LibTorch: implemented in model_file.cpp). Throws InputError.
 ModelInfo readModelInfo(const std::string& path);
 
-// Whether `path` is a GeoDL model file or training checkpoint (readModelInfo succeeds).
+// The metadata when `path` is a GeoDL model file or training checkpoint (a LibTorch archive
+// with GeoDL metadata), nothing when it is not (missing, TorchScript, anything else).
+// Throws InputError only for a GeoDL file whose metadata is damaged.
+std::optional<ModelInfo> tryReadModelInfo(const std::string& path);
+
+// Whether `path` is a LibTorch archive with GeoDL metadata: a model file or checkpoint.
 bool isModelFile(const std::string& path);
 
 // A default colour for a class: well-known names (building, road, water, vegetation...)
