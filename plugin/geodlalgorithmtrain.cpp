@@ -25,9 +25,6 @@ QString tr( const char *text )
 {
   return QCoreApplication::translate( "GeoDLTrainAlgorithm", text );
 }
-
-
-
 } // namespace
 
 QString GeoDLTrainAlgorithm::name() const
@@ -211,9 +208,8 @@ QVariantMap GeoDLTrainAlgorithm::processAlgorithm( const QVariantMap &parameters
   outputs.insert( QStringLiteral( "METRICS" ), QString::fromStdString( result.csv_path ) );
   outputs.insert( QStringLiteral( "BEST_EPOCH" ), result.best_epoch );
   outputs.insert( QStringLiteral( "BATCH_SIZE_USED" ), result.batch_size );
-  for ( const geodl::EpochRecord &r : result.epochs )
-    if ( r.epoch == result.best_epoch )
-      outputs.insert( QStringLiteral( "MEAN_IOU" ), r.val.mean_iou );
+  if ( const geodl::EpochRecord *best = result.best() )
+    outputs.insert( QStringLiteral( "MEAN_IOU" ), best->val.mean_iou );
   feedback->pushInfo( tr( "Model: %1\nReport: %2" ).arg( QString::fromStdString( result.model_path ),
                       QString::fromStdString( result.report_path ) ) );
   return outputs;

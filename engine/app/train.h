@@ -88,6 +88,12 @@ struct TrainResult {
   bool stopped_early = false;
   std::vector<std::string> class_names;
   std::vector<EpochRecord> epochs;  // every epoch, those before a resume included
+  // The best epoch's record; null when no epoch ran.
+  const EpochRecord* best() const {
+    for (const auto& r : epochs)
+      if (r.epoch == best_epoch) return &r;
+    return nullptr;
+  }
 };
 
 // Checks everything (stores, model options, pretrained weights, output folder) before the

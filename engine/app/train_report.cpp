@@ -145,9 +145,7 @@ std::string trainingReportHtml(const TrainResult& result, const TrainOptions& op
     optimizer += r.optimizer;
     validation += r.validation;
   }
-  const EpochRecord* best = nullptr;
-  for (const auto& r : result.epochs)
-    if (r.epoch == result.best_epoch) best = &r;
+  const EpochRecord* best = result.best();
 
   std::ostringstream html;
   html << "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'><title>GeoDL training "

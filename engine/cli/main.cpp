@@ -204,16 +204,15 @@ int runTrain(const std::string& config_path, const TrainOverrides& over, bool qu
     throw;
   }
   std::cout << std::fixed << std::setprecision(4);
-  for (const auto& r : result.epochs)
-    if (r.epoch == result.best_epoch) {
-      std::cout << "best epoch: " << r.epoch << " (val loss " << r.val_loss << ", mean IoU "
-                << r.val.mean_iou << ")\n";
-      for (size_t c = 0; c < r.val.per_class.size(); ++c)
-        std::cout << "  IoU " << result.class_names[c] << ": "
-                  << (r.val.per_class[c].present ? std::to_string(r.val.per_class[c].iou)
-                                                 : std::string("absent"))
-                  << "\n";
-    }
+  if (const geodl::EpochRecord* best = result.best()) {
+    std::cout << "best epoch: " << best->epoch << " (val loss " << best->val_loss << ", mean IoU "
+              << best->val.mean_iou << ")\n";
+    for (size_t c = 0; c < best->val.per_class.size(); ++c)
+      std::cout << "  IoU " << result.class_names[c] << ": "
+                << (best->val.per_class[c].present ? std::to_string(best->val.per_class[c].iou)
+                                                   : std::string("absent"))
+                << "\n";
+  }
   std::cout << "model: " << result.model_path << "\n"
             << "checkpoint: " << result.checkpoint_path << "\n"
             << "metrics: " << result.csv_path << "\n"
