@@ -67,6 +67,14 @@ int runBatchSize(const geodl::BatchProbeOptions& options, bool quiet) {
   return kOk;
 }
 
+// The config, with a warning for each key GeoDL does not know (a typo must not pass silently).
+YAML::Node loadConfigWarning(const std::string& config_path) {
+  const YAML::Node config = geodl::cli::loadConfig(config_path);
+  for (const auto& key : geodl::cli::unknownKeys(config))
+    std::cerr << "geodl: warning: unknown config key '" << key << "' is ignored" << std::endl;
+  return config;
+}
+
 // Command-line values that override config keys (unset: the config's value stays).
 struct SampleOverrides {
   std::string data_path, prep_csv_file, footprint;
@@ -77,9 +85,7 @@ struct SampleOverrides {
 };
 
 int runSamples(const std::string& config_path, const SampleOverrides& over, bool quiet) {
-  const YAML::Node config = geodl::cli::loadConfig(config_path);
-  for (const auto& key : geodl::cli::unknownKeys(config))
-    std::cerr << "geodl: warning: unknown config key '" << key << "' is ignored" << std::endl;
+  const YAML::Node config = loadConfigWarning(config_path);
   YAML::Node patched = YAML::Clone(config);
   if (!over.data_path.empty()) patched["global"]["data_path"] = over.data_path;
   if (!over.prep_csv_file.empty()) patched["sample"]["prep_csv_file"] = over.prep_csv_file;
@@ -143,9 +149,7 @@ std::string readText(const std::string& path) {
 int runTrain(const std::string& config_path, const TrainOverrides& over, bool quiet) {
   geodl::TrainOptions options;
   if (!config_path.empty()) {
-    const YAML::Node config = geodl::cli::loadConfig(config_path);
-    for (const auto& key : geodl::cli::unknownKeys(config))
-      std::cerr << "geodl: warning: unknown config key '" << key << "' is ignored" << std::endl;
+    const YAML::Node config = loadConfigWarning(config_path);
     YAML::Node patched = YAML::Clone(config);
     if (!over.data_path.empty()) patched["global"]["data_path"] = over.data_path;
     if (!over.model.empty()) patched["global"]["model_name"] = over.model;
@@ -233,9 +237,7 @@ int runClassify(const std::string& config_path, const ClassifyOverrides& over, b
   namespace fs = std::filesystem;
   geodl::cli::ClassifyJob job;
   if (!config_path.empty()) {
-    const YAML::Node config = geodl::cli::loadConfig(config_path);
-    for (const auto& key : geodl::cli::unknownKeys(config))
-      std::cerr << "geodl: warning: unknown config key '" << key << "' is ignored" << std::endl;
+    const YAML::Node config = loadConfigWarning(config_path);
     job = geodl::cli::classifyJobFromConfig(config, config_path);
   }
   auto& o = job.options;
