@@ -20,12 +20,8 @@ GeoDLPlugin::GeoDLPlugin( QgisInterface *iface )
 void GeoDLPlugin::initGui()
 {
   // The provider may be there already, registered by the Python plugin geodl_processing.
-  if ( !mProvider && !QgsApplication::processingRegistry()->providerById( QStringLiteral( "geodl" ) ) )
-  {
-    mProvider = new GeoDLProvider();
-    if ( !QgsApplication::processingRegistry()->addProvider( mProvider ) )
-      mProvider = nullptr;  // the registry deleted it (a provider "geodl" exists already)
-  }
+  if ( !mProvider )
+    mProvider = GeoDLProvider::registerIfMissing();
   if ( mIface && !mClassifyActiveLayer )
     mClassifyActiveLayer = new GeoDLClassifyActiveLayer( mIface, mIface->mainWindow() );
 }

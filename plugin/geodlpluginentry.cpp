@@ -105,10 +105,7 @@ QGISEXTERN void unload( QgisPlugin *pluginPointer )
 // Returns 1 when the provider is registered (now or before), 0 when the registry refused it.
 QGISEXTERN int geodl_register_processing_provider()
 {
-  QgsProcessingRegistry *registry = QgsApplication::processingRegistry();
-  if ( !registry )
-    return 0;
-  if ( registry->providerById( QStringLiteral( "geodl" ) ) )
-    return 1;
-  return registry->addProvider( new GeoDLProvider() ) ? 1 : 0;
+  GeoDLProvider::registerIfMissing();
+  return QgsApplication::processingRegistry() &&
+         QgsApplication::processingRegistry()->providerById( QStringLiteral( "geodl" ) ) ? 1 : 0;
 }

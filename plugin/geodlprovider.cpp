@@ -4,6 +4,7 @@
 #include <QIcon>
 #include <QTranslator>
 #include <qgsapplication.h>
+#include <qgsprocessingregistry.h>
 
 #include "core/metadata.h"
 #include "geodlalgorithmclassify.h"
@@ -37,6 +38,15 @@ void GeoDLProvider::installTranslator()
   {
     delete translator;
   }
+}
+
+GeoDLProvider *GeoDLProvider::registerIfMissing()
+{
+  QgsProcessingRegistry *registry = QgsApplication::processingRegistry();
+  if ( !registry || registry->providerById( QStringLiteral( "geodl" ) ) )
+    return nullptr;
+  GeoDLProvider *provider = new GeoDLProvider();
+  return registry->addProvider( provider ) ? provider : nullptr;  // refused: the registry deleted it
 }
 
 GeoDLProvider::GeoDLProvider()
