@@ -1,10 +1,9 @@
 #include "io/footprints.h"
 
-#include <unistd.h>
-
 #include <cstdio>
 #include <filesystem>
 
+#include "core/atomic_file.h"
 #include "core/errors.h"
 #include "io/gdal_util.h"
 
@@ -24,12 +23,9 @@ FootprintWriter::FootprintWriter(const std::string& path, const std::string& crs
     : impl_(std::make_unique<Impl>()), path_(path) {
   initGdal();
   impl_->class_ids = class_ids;
-  // The extension must stay .gpkg for the driver; the temporary part goes in front.
-  const auto slash = path.find_last_of('/');
-  const std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
-  const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
-  impl_->temp_path = dir + ".tmp-" + std::to_string(getpid()) + "-" + name;
-  if (!dir.empty()) std::filesystem::create_directories(dir);
+  // The extension must stay .gpkg for the driver.
+  impl_->temp_path = temporaryPathFor(path, ".gpkg");
+  std::filesystem::create_directories(std::filesystem::absolute(path).parent_path());
   GDALDriver* driver = GetGDALDriverManager()->GetDriverByName("GPKG");
   CPLErrorReset();
   impl_->ds.reset(driver->Create(impl_->temp_path.c_str(), 0, 0, 0, GDT_Unknown, nullptr));

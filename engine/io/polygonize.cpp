@@ -21,6 +21,14 @@ PolygonizeResult polygonizeClasses(const std::string& raster, const std::string&
   const fs::path target = fs::absolute(gpkg);
   const std::string temp = temporaryPathFor(gpkg, ".gpkg");
   std::remove(temp.c_str());
+  // Removes the temporary file on any failure (declared first: the dataset closes before).
+  struct RemoveUnlessKept {
+    const std::string& path;
+    bool keep = false;
+    ~RemoveUnlessKept() {
+      if (!keep) std::remove(path.c_str());
+    }
+  } cleanup{temp};
   PolygonizeResult result;
   {
     GDALDriver* driver = GetGDALDriverManager()->GetDriverByName("GPKG");
@@ -33,8 +41,6 @@ PolygonizeResult polygonizeClasses(const std::string& raster, const std::string&
     OGRFieldDefn id("class_id", OFTInteger), name("class_name", OFTString), area("area", OFTReal);
     if (!layer || layer->CreateField(&id) != OGRERR_NONE || layer->CreateField(&name) != OGRERR_NONE ||
         layer->CreateField(&area) != OGRERR_NONE) {
-      out.reset();
-      std::remove(temp.c_str());
       throw IoError(gdalMessage("cannot create the layer of '" + gpkg + "'"));
     }
     // Polygonize into memory first, then keep the polygons large enough.
@@ -44,11 +50,10 @@ PolygonizeResult polygonizeClasses(const std::string& raster, const std::string&
     OGRFieldDefn value("class_id", OFTInteger);
     raw->CreateField(&value);
     if (GDALPolygonize(band, band->GetMaskBand(), raw, 0, nullptr, nullptr, nullptr) != CE_None) {
-      out.reset();
-      std::remove(temp.c_str());
       throw IoError(gdalMessage("polygonizing '" + raster + "' failed"));
     }
-    layer->StartTransaction();
+    if (layer->StartTransaction() != OGRERR_NONE)
+      throw IoError(gdalMessage("cannot write '" + gpkg + "'"));
     raw->ResetReading();
     for (auto& feature : *raw) {
       const OGRGeometry* geometry = feature->GetGeometryRef();
@@ -64,21 +69,18 @@ PolygonizeResult polygonizeClasses(const std::string& raster, const std::string&
       f.SetField(2, a);
       f.SetGeometry(geometry);
       if (layer->CreateFeature(&f) != OGRERR_NONE) {
-        layer->RollbackTransaction();
-        out.reset();
-        std::remove(temp.c_str());
+        (void)layer->RollbackTransaction();  // the file is removed anyway
         throw IoError(gdalMessage("writing '" + gpkg + "' failed (disk full?)"));
       }
       ++result.polygons;
     }
-    layer->CommitTransaction();
+    if (layer->CommitTransaction() != OGRERR_NONE)
+      throw IoError(gdalMessage("writing '" + gpkg + "' failed (disk full?)"));
   }
   std::error_code ec;
   fs::rename(temp, target, ec);
-  if (ec) {
-    std::remove(temp.c_str());
-    throw IoError("cannot move the polygon file into place at '" + gpkg + "': " + ec.message());
-  }
+  if (ec) throw IoError("cannot move the polygon file into place at '" + gpkg + "': " + ec.message());
+  cleanup.keep = true;
   return result;
 }
 

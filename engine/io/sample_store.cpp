@@ -1,11 +1,11 @@
 #include "io/sample_store.h"
 
 #include <hdf5.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <mutex>
 
+#include "core/atomic_file.h"
 #include "core/errors.h"
 
 namespace geodl::io {
@@ -207,7 +207,7 @@ SampleStoreWriter::SampleStoreWriter(const std::string& path, int sample_size, i
                                      const std::string& data_type)
     : impl_(std::make_unique<Impl>()), path_(path) {
   initHdf5();
-  impl_->temp_path = path + ".tmp-" + std::to_string(getpid());
+  impl_->temp_path = temporaryPathFor(path);
   impl_->file = Id(H5Fcreate(impl_->temp_path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
                    H5Fclose);
   if (!impl_->file.ok())
