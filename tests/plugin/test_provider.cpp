@@ -205,12 +205,14 @@ TEST_F( ProviderTest, CreateSamplesFromSelectedFeaturesWithValidationBlocks )
 }
 
 // geodl:createsamples parameters for a synthetic scene of `size` pixels made in `dir`:
-// 32-pixel samples, every 32 pixels, all for training unless changed.
-QVariantMap sceneSampleParameters( const QTemporaryDir &dir, int size )
+// 32-pixel samples, every 32 pixels, all for training unless changed. Files are named
+// `prefix` + scene.tif, samples/, footprints.gpkg.
+QVariantMap sceneSampleParameters( const QTemporaryDir &dir, int size, const QString &prefix = QString(), uint64_t seed = 1 )
 {
   geodl::io::SceneOptions scene;
   scene.size = size;
-  const auto files = geodl::io::makeSyntheticScene( dir.path().toStdString(), "scene", scene );
+  scene.seed = seed;
+  const auto files = geodl::io::makeSyntheticScene( dir.path().toStdString(), ( prefix + QStringLiteral( "scene" ) ).toStdString(), scene );
   QVariantMap p;
   p.insert( QStringLiteral( "INPUT" ), QString::fromStdString( files.raster ) );
   p.insert( QStringLiteral( "VECTOR" ), QString::fromStdString( files.labels ) );
@@ -218,8 +220,8 @@ QVariantMap sceneSampleParameters( const QTemporaryDir &dir, int size )
   p.insert( QStringLiteral( "SPLIT" ), 0 );
   p.insert( QStringLiteral( "SAMPLE_SIZE" ), 32 );
   p.insert( QStringLiteral( "STRIDE" ), 32 );
-  p.insert( QStringLiteral( "OUTPUT_FOLDER" ), dir.filePath( QStringLiteral( "samples" ) ) );
-  p.insert( QStringLiteral( "FOOTPRINT" ), dir.filePath( QStringLiteral( "footprints.gpkg" ) ) );
+  p.insert( QStringLiteral( "OUTPUT_FOLDER" ), dir.filePath( prefix + QStringLiteral( "samples" ) ) );
+  p.insert( QStringLiteral( "FOOTPRINT" ), dir.filePath( prefix + QStringLiteral( "footprints.gpkg" ) ) );
   return p;
 }
 
@@ -555,22 +557,11 @@ TEST_F( ProviderTest, BatchModeRunsEveryAlgorithmOnSeveralInputs )
     return results;
   };
   QList<QVariantMap> sampleRows;
-  for ( const QString name : { QStringLiteral( "a" ), QStringLiteral( "b" ) } )
+  for ( const QString prefix : { QStringLiteral( "a_" ), QStringLiteral( "b_" ) } )
   {
-    geodl::io::SceneOptions scene;
-    scene.size = 160;
-    scene.seed = name == QLatin1String( "a" ) ? 3 : 4;
-    const auto files = geodl::io::makeSyntheticScene( dir.path().toStdString(), name.toStdString(), scene );
-    QVariantMap p;
-    p.insert( QStringLiteral( "INPUT" ), QString::fromStdString( files.raster ) );
-    p.insert( QStringLiteral( "VECTOR" ), QString::fromStdString( files.labels ) );
-    p.insert( QStringLiteral( "FIELD" ), QStringLiteral( "class" ) );
+    QVariantMap p = sceneSampleParameters( dir, 160, prefix, prefix == QLatin1String( "a_" ) ? 3 : 4 );
     p.insert( QStringLiteral( "SPLIT" ), 1 );
     p.insert( QStringLiteral( "VALIDATION_PERCENT" ), 30 );
-    p.insert( QStringLiteral( "SAMPLE_SIZE" ), 32 );
-    p.insert( QStringLiteral( "STRIDE" ), 32 );
-    p.insert( QStringLiteral( "OUTPUT_FOLDER" ), dir.filePath( name + QStringLiteral( "_samples" ) ) );
-    p.insert( QStringLiteral( "FOOTPRINT" ), dir.filePath( name + QStringLiteral( "_footprints.gpkg" ) ) );
     sampleRows << p;
   }
   const QList<QVariantMap> samples = runRows( QStringLiteral( "geodl:createsamples" ), sampleRows );
