@@ -1,4 +1,5 @@
-<?xml version='1.0' encoding='utf-8'?>
+<?xml version="1.0" encoding="utf-8"?>
+<!DOCTYPE TS>
 <TS version="2.1" language="fr_FR">
 <context>
     <name>GeoDLClassifyActiveLayer</name>
@@ -20,14 +21,14 @@
     </message>
     <message>
         <source>The active layer is not a raster layer: select the imagery to classify in the Layers panel first.</source>
-        <translation>La couche active n'est pas une couche raster : sélectionnez d'abord l'imagerie à classer dans le panneau Couches.</translation>
+        <translation>La couche active n&apos;est pas une couche raster : sélectionnez d&apos;abord l&apos;imagerie à classer dans le panneau Couches.</translation>
     </message>
     <message>
-        <source>'%1' is not a file GDAL reads (it comes from the %2 provider): save it as a GeoTIFF first.</source>
-        <translation>« %1 » n'est pas un fichier lisible par GDAL (elle vient du fournisseur %2) : enregistrez-la d'abord en GeoTIFF.</translation>
+        <source>&apos;%1&apos; is not a file GDAL reads (it comes from the %2 provider): save it as a GeoTIFF first.</source>
+        <translation>« %1 » n&apos;est pas un fichier lisible par GDAL (elle vient du fournisseur %2) : enregistrez-la d&apos;abord en GeoTIFF.</translation>
     </message>
     <message>
-        <source>GeoDL model for '%1'</source>
+        <source>GeoDL model for &apos;%1&apos;</source>
         <translation>Modèle GeoDL pour « %1 »</translation>
     </message>
     <message>
@@ -35,12 +36,12 @@
         <translation>Modèles GeoDL ou TorchScript (*.pt *.pth);;Tous les fichiers (*)</translation>
     </message>
     <message>
-        <source>'%1' has %2 bands but the model %3 expects %4: choose a raster with the bands it was trained on, or another model.</source>
+        <source>&apos;%1&apos; has %2 bands but the model %3 expects %4: choose a raster with the bands it was trained on, or another model.</source>
         <translation>« %1 » a %2 bandes mais le modèle %3 en attend %4 : choisissez un raster avec les bandes sur lesquelles il a été entraîné, ou un autre modèle.</translation>
     </message>
     <message>
         <source>The geodl:classify algorithm is not registered: re-enable the GeoDL plugin.</source>
-        <translation>L'algorithme geodl:classify n'est pas enregistré : réactivez l'extension GeoDL.</translation>
+        <translation>L&apos;algorithme geodl:classify n&apos;est pas enregistré : réactivez l&apos;extension GeoDL.</translation>
     </message>
     <message>
         <source>%1 classes</source>
@@ -66,66 +67,6 @@
         <translation>Classification</translation>
     </message>
     <message>
-        <source>Raster layer</source>
-        <translation>Couche raster</translation>
-    </message>
-    <message>
-        <source>Model file</source>
-        <translation>Fichier du modèle</translation>
-    </message>
-    <message>
-        <source>Window size (pixels, 0: the model's sample size)</source>
-        <translation>Taille de fenêtre (pixels, 0 : taille des échantillons du modèle)</translation>
-    </message>
-    <message>
-        <source>Overlap (percent of the window)</source>
-        <translation>Chevauchement (pourcentage de la fenêtre)</translation>
-    </message>
-    <message>
-        <source>Batch size (windows)</source>
-        <translation>Taille de lot (fenêtres)</translation>
-    </message>
-    <message>
-        <source>Test-time augmentation</source>
-        <translation>Augmentation au test</translation>
-    </message>
-    <message>
-        <source>Extent</source>
-        <translation>Emprise</translation>
-    </message>
-    <message>
-        <source>Mask polygons</source>
-        <translation>Polygones de masque</translation>
-    </message>
-    <message>
-        <source>Minimum polygon area (map units squared)</source>
-        <translation>Surface minimale des polygones (unités de carte au carré)</translation>
-    </message>
-    <message>
-        <source>Cloud Optimized GeoTIFF</source>
-        <translation>GeoTIFF optimisé pour le cloud (COG)</translation>
-    </message>
-    <message>
-        <source>Device</source>
-        <translation>Périphérique</translation>
-    </message>
-    <message>
-        <source>CPU threads (0: all cores)</source>
-        <translation>Fils d'exécution CPU (0 : tous les cœurs)</translation>
-    </message>
-    <message>
-        <source>Classes</source>
-        <translation>Classes</translation>
-    </message>
-    <message>
-        <source>Class probabilities</source>
-        <translation>Probabilités des classes</translation>
-    </message>
-    <message>
-        <source>Class polygons</source>
-        <translation>Polygones des classes</translation>
-    </message>
-    <message>
         <source>The classes are written as GeoTIFF: give a .tif file (got %1).</source>
         <translation>Les classes sont écrites en GeoTIFF : donnez un fichier .tif (reçu : %1).</translation>
     </message>
@@ -139,38 +80,18 @@
     </message>
     <message>
         <source>Cancelled by the user: no output was written.</source>
-        <translation>Annulé par l'utilisateur : aucune sortie n'a été écrite.</translation>
+        <translation>Annulé par l&apos;utilisateur : aucune sortie n&apos;a été écrite.</translation>
     </message>
     <message>
-        <source>Classifies every pixel of a raster layer with a model trained by "Train segmentation model". The raster is read window by window, so rasters of any size classify in bounded memory; overlapping windows are blended smoothly (no seams) and the edges are padded by reflection, so no strip is left unclassified. The class raster opens styled with the model's class colours and names.
-
-Model file: the .pt file training wrote (inference.state_dict_path); it says which bands, normalization and classes it needs.
-Window size: pixels per window, 0 for the model's sample size (inference.chunk_size).
-Overlap: percent of the window shared with each neighbour, e.g. 25 (inference.overlap).
-Batch size: windows per forward pass; more is faster until memory runs out (inference.batch_size).
-Test-time augmentation: average over the 8 flips and quarter turns (8x slower, often smoother; inference.tta).
-Extent: only windows touching it are computed; the rest is nodata.
-Mask polygons: only windows with a pixel inside a polygon are computed; pixels outside every polygon are nodata (the layer is reprojected to the raster's CRS; inference.mask).
-Probabilities: one band per class, 0-255 (inference.probabilities).
-Polygons: the classes as polygons (GeoPackage); smaller than the minimum area are dropped.</source>
-        <translation>Classe chaque pixel d'une couche raster avec un modèle entraîné par « Entraîner un modèle de segmentation ». Le raster est lu fenêtre par fenêtre : des rasters de toute taille se classent dans une mémoire bornée ; les fenêtres qui se chevauchent sont fusionnées en douceur (sans raccords) et les bords sont complétés par réflexion, si bien qu'aucune bande ne reste non classée. Le raster des classes s'ouvre avec les couleurs et les noms des classes du modèle.
-
-Fichier du modèle : le fichier .pt écrit par l'entraînement (inference.state_dict_path) ; il indique les bandes, la normalisation et les classes attendues.
-Taille de fenêtre : pixels par fenêtre, 0 pour la taille des échantillons du modèle (inference.chunk_size).
-Chevauchement : pourcentage de la fenêtre partagé avec chaque voisine, par exemple 25 (inference.overlap).
-Taille de lot : fenêtres par passe ; plus c'est grand, plus c'est rapide, jusqu'à épuisement de la mémoire (inference.batch_size).
-Augmentation au test : moyenne des 8 symétries et quarts de tour (8 fois plus lent, souvent plus lisse ; inference.tta).
-Emprise : seules les fenêtres qui la touchent sont calculées ; le reste vaut nodata.
-Polygones de masque : seules les fenêtres ayant un pixel dans un polygone sont calculées ; les pixels hors de tout polygone valent nodata (la couche est reprojetée dans le SCR du raster ; inference.mask).
-Probabilités : une bande par classe, de 0 à 255 (inference.probabilities).
-Polygones : les classes sous forme de polygones (GeoPackage) ; ceux sous la surface minimale sont écartés.</translation>
+        <source>Classifies every pixel of a raster layer with a model trained by &quot;Train segmentation model&quot;. The raster is read window by window, so rasters of any size classify in bounded memory; overlapping windows are blended smoothly (no seams) and the edges are padded by reflection, so no strip is left unclassified. The class raster opens styled with the model&apos;s class colours and names.</source>
+        <translation>Classe chaque pixel d&apos;une couche raster avec un modèle entraîné par « Entraîner un modèle de segmentation ». Le raster est lu fenêtre par fenêtre : des rasters de toute taille se classent dans une mémoire bornée ; les fenêtres qui se chevauchent sont fusionnées en douceur (sans raccords) et les bords sont complétés par réflexion, si bien qu&apos;aucune bande ne reste non classée. Le raster des classes s&apos;ouvre avec les couleurs et les noms des classes du modèle.</translation>
     </message>
 </context>
 <context>
     <name>GeoDLCreateSamplesAlgorithm</name>
     <message>
         <source>Create training samples</source>
-        <translation>Créer des échantillons d'entraînement</translation>
+        <translation>Créer des échantillons d&apos;entraînement</translation>
     </message>
     <message>
         <source>samples,training,hdf5,ground truth,labels,rasterize,deep learning</source>
@@ -181,106 +102,8 @@ Polygones : les classes sous forme de polygones (GeoPackage) ; ceux sous la surf
         <translation>Entraînement</translation>
     </message>
     <message>
-        <source>Cuts a raster and its ground-truth polygons into training samples: HDF5 stores in geo-deep-learning's layout (trn_samples.hdf5, val_samples.hdf5) and a footprint layer with one polygon per sample.
-
-Raster layer: any GDAL raster, any number of bands (Byte, UInt16, Int16, Float32...); nodata pixels are left out of the loss.
-Ground truth: polygons in any CRS (reprojected onto the raster's grid); with "Selected features only", only those.
-Class field: integer class ids (0 is the background), or strings, numbered 1, 2... in sorted order. Where polygons overlap, the higher class id wins.
-Split: all training; a validation percentage taken as random spatial blocks (so overlapping samples never fall on both sides); or the samples inside a validation polygon layer.
-Sample size: samples' height and width in pixels, typically 256 (global.samples_size).
-Distance between samples: in pixels, typically 200 (sample.samples_dist).
-Minimum annotated percent: samples with fewer non-background pixels are dropped (sample.min_annotated_percent).
-Ignored class values: comma-separated values whose pixels are left out of the loss.
-Pixels under no polygon are the background (class 0), or, for sparse annotations, left out of the loss too.
-Number of classes: background included (global.num_classes); 0 takes it from the data.</source>
-        <translation>Découpe un raster et ses polygones de vérité terrain en échantillons d'entraînement : des fichiers HDF5 au format de geo-deep-learning (trn_samples.hdf5, val_samples.hdf5) et une couche d'emprises avec un polygone par échantillon.
-
-Couche raster : tout raster GDAL, avec un nombre quelconque de bandes (Byte, UInt16, Int16, Float32…) ; les pixels nodata sont exclus de la perte.
-Vérité terrain : des polygones dans n'importe quel SCR (reprojetés sur la grille du raster) ; avec « Entités sélectionnées uniquement », seulement celles-ci.
-Champ de classe : identifiants entiers (0 est le fond), ou chaînes numérotées 1, 2… dans l'ordre alphabétique. Là où des polygones se chevauchent, l'identifiant le plus élevé l'emporte.
-Répartition : tout en entraînement ; un pourcentage de validation tiré par blocs spatiaux aléatoires (des échantillons qui se chevauchent ne tombent jamais des deux côtés) ; ou les échantillons situés dans une couche de polygones de validation.
-Taille des échantillons : hauteur et largeur en pixels, typiquement 256 (global.samples_size).
-Distance entre échantillons : en pixels, typiquement 200 (sample.samples_dist).
-Pourcentage annoté minimal : les échantillons ayant moins de pixels hors fond sont écartés (sample.min_annotated_percent).
-Valeurs de classe ignorées : valeurs séparées par des virgules dont les pixels sont exclus de la perte.
-Les pixels sous aucun polygone sont le fond (classe 0) ou, pour des annotations éparses, exclus eux aussi de la perte.
-Nombre de classes : fond compris (global.num_classes) ; 0 le déduit des données.</translation>
-    </message>
-    <message>
-        <source>Raster layer</source>
-        <translation>Couche raster</translation>
-    </message>
-    <message>
-        <source>Ground truth polygons</source>
-        <translation>Polygones de vérité terrain</translation>
-    </message>
-    <message>
-        <source>Class field</source>
-        <translation>Champ de classe</translation>
-    </message>
-    <message>
-        <source>Split</source>
-        <translation>Répartition</translation>
-    </message>
-    <message>
-        <source>All training</source>
-        <translation>Tout en entraînement</translation>
-    </message>
-    <message>
-        <source>Validation percentage (spatial blocks)</source>
-        <translation>Pourcentage de validation (blocs spatiaux)</translation>
-    </message>
-    <message>
-        <source>Validation polygon layer</source>
-        <translation>Couche de polygones de validation</translation>
-    </message>
-    <message>
-        <source>Validation percentage</source>
-        <translation>Pourcentage de validation</translation>
-    </message>
-    <message>
-        <source>Validation polygons</source>
-        <translation>Polygones de validation</translation>
-    </message>
-    <message>
-        <source>Sample size (pixels)</source>
-        <translation>Taille des échantillons (pixels)</translation>
-    </message>
-    <message>
-        <source>Distance between samples (pixels)</source>
-        <translation>Distance entre échantillons (pixels)</translation>
-    </message>
-    <message>
-        <source>Minimum annotated percent</source>
-        <translation>Pourcentage annoté minimal</translation>
-    </message>
-    <message>
-        <source>Number of classes, background included (0: from the data)</source>
-        <translation>Nombre de classes, fond compris (0 : d'après les données)</translation>
-    </message>
-    <message>
-        <source>Ignored class values (comma-separated)</source>
-        <translation>Valeurs de classe ignorées (séparées par des virgules)</translation>
-    </message>
-    <message>
-        <source>Pixels under no polygon are unknown, not background (sparse annotations)</source>
-        <translation>Les pixels sous aucun polygone sont inconnus, pas du fond (annotations éparses)</translation>
-    </message>
-    <message>
-        <source>Random seed (validation blocks)</source>
-        <translation>Graine aléatoire (blocs de validation)</translation>
-    </message>
-    <message>
-        <source>Sample stores folder</source>
-        <translation>Dossier des fichiers d'échantillons</translation>
-    </message>
-    <message>
-        <source>Sample footprints</source>
-        <translation>Emprises des échantillons</translation>
-    </message>
-    <message>
         <source>Training samples (HDF5)</source>
-        <translation>Échantillons d'entraînement (HDF5)</translation>
+        <translation>Échantillons d&apos;entraînement (HDF5)</translation>
     </message>
     <message>
         <source>Validation samples (HDF5)</source>
@@ -288,15 +111,15 @@ Nombre de classes : fond compris (global.num_classes) ; 0 le déduit des donnée
     </message>
     <message>
         <source>Number of training samples</source>
-        <translation>Nombre d'échantillons d'entraînement</translation>
+        <translation>Nombre d&apos;échantillons d&apos;entraînement</translation>
     </message>
     <message>
         <source>Number of validation samples</source>
-        <translation>Nombre d'échantillons de validation</translation>
+        <translation>Nombre d&apos;échantillons de validation</translation>
     </message>
     <message>
         <source>The raster layer must be a file GDAL reads (this one comes from the %1 provider); save it as a GeoTIFF first.</source>
-        <translation>La couche raster doit être un fichier lisible par GDAL (celle-ci vient du fournisseur %1) : enregistrez-la d'abord en GeoTIFF.</translation>
+        <translation>La couche raster doit être un fichier lisible par GDAL (celle-ci vient du fournisseur %1) : enregistrez-la d&apos;abord en GeoTIFF.</translation>
     </message>
     <message>
         <source>Choose a validation polygon layer, or another split.</source>
@@ -308,7 +131,7 @@ Nombre de classes : fond compris (global.num_classes) ; 0 le déduit des donnée
     </message>
     <message>
         <source>Cancelled by the user: no sample store was written.</source>
-        <translation>Annulé par l'utilisateur : aucun fichier d'échantillons n'a été écrit.</translation>
+        <translation>Annulé par l&apos;utilisateur : aucun fichier d&apos;échantillons n&apos;a été écrit.</translation>
     </message>
     <message>
         <source>%1: %2 samples in %3</source>
@@ -317,6 +140,10 @@ Nombre de classes : fond compris (global.num_classes) ; 0 le déduit des donnée
     <message>
         <source>Classes: %1</source>
         <translation>Classes : %1</translation>
+    </message>
+    <message>
+        <source>Cuts a raster and its ground-truth polygons into training samples: HDF5 stores in geo-deep-learning&apos;s layout (trn_samples.hdf5, val_samples.hdf5) and a footprint layer with one polygon per sample.</source>
+        <translation>Découpe un raster et ses polygones de vérité terrain en échantillons d&apos;entraînement : des fichiers HDF5 au format de geo-deep-learning (trn_samples.hdf5, val_samples.hdf5) et une couche d&apos;emprises avec un polygone par échantillon.</translation>
     </message>
 </context>
 <context>
@@ -334,58 +161,6 @@ Nombre de classes : fond compris (global.num_classes) ; 0 le déduit des donnée
         <translation>Entraînement</translation>
     </message>
     <message>
-        <source>Finds the largest batch whose training step (forward, backward and optimizer step) fits a memory budget, by measuring two small batches and confirming the prediction.
-
-Model: unet, unetsmall, checkpointed_unet (unetsmall with checkpointing) or ternausnet (geo-deep-learning's global.model_name).
-Sample size: samples' height and width in pixels, typically 256 (global.samples_size).
-Bands and classes: global.number_of_bands and global.num_classes.
-Gradient checkpointing: recompute activations during backward; about three times the batch for some 25% more time per sample.
-Memory budget: MiB the training may use (the GPU's memory, or the RAM you can spare).</source>
-        <translation>Trouve le plus grand lot dont le pas d'entraînement (passe avant, rétropropagation et pas de l'optimiseur) tient dans un budget mémoire, en mesurant deux petits lots puis en confirmant la prédiction.
-
-Modèle : unet, unetsmall, checkpointed_unet (unetsmall avec checkpointing) ou ternausnet (global.model_name de geo-deep-learning).
-Taille des échantillons : hauteur et largeur en pixels, typiquement 256 (global.samples_size).
-Bandes et classes : global.number_of_bands et global.num_classes.
-Checkpointing du gradient : recalcule les activations pendant la rétropropagation ; environ trois fois le lot pour quelque 25 % de temps en plus par échantillon.
-Budget mémoire : Mio que l'entraînement peut utiliser (la mémoire du GPU, ou la RAM disponible).</translation>
-    </message>
-    <message>
-        <source>Model</source>
-        <translation>Modèle</translation>
-    </message>
-    <message>
-        <source>Sample size (pixels)</source>
-        <translation>Taille des échantillons (pixels)</translation>
-    </message>
-    <message>
-        <source>Number of bands</source>
-        <translation>Nombre de bandes</translation>
-    </message>
-    <message>
-        <source>Number of classes</source>
-        <translation>Nombre de classes</translation>
-    </message>
-    <message>
-        <source>Gradient checkpointing</source>
-        <translation>Checkpointing du gradient</translation>
-    </message>
-    <message>
-        <source>Memory budget (MiB)</source>
-        <translation>Budget mémoire (Mio)</translation>
-    </message>
-    <message>
-        <source>Device</source>
-        <translation>Périphérique</translation>
-    </message>
-    <message>
-        <source>CPU threads (0: all cores)</source>
-        <translation>Fils d'exécution CPU (0 : tous les cœurs)</translation>
-    </message>
-    <message>
-        <source>Confirm with a step at the predicted batch</source>
-        <translation>Confirmer par un pas au lot prédit</translation>
-    </message>
-    <message>
         <source>Maximum batch size</source>
         <translation>Taille de lot maximale</translation>
     </message>
@@ -395,11 +170,11 @@ Budget mémoire : Mio que l'entraînement peut utiliser (la mémoire du GPU, ou 
     </message>
     <message>
         <source>Cancelled by the user.</source>
-        <translation>Annulé par l'utilisateur.</translation>
+        <translation>Annulé par l&apos;utilisateur.</translation>
     </message>
     <message>
         <source>Device: %1, %2 threads</source>
-        <translation>Périphérique : %1, %2 fils d'exécution</translation>
+        <translation>Périphérique : %1, %2 fils d&apos;exécution</translation>
     </message>
     <message>
         <source>Memory per sample: %1 MiB; fixed (model, gradients, optimizer): %2 MiB</source>
@@ -412,6 +187,10 @@ Budget mémoire : Mio que l'entraînement peut utiliser (la mémoire du GPU, ou 
     <message>
         <source> (confirmed)</source>
         <translation> (confirmée)</translation>
+    </message>
+    <message>
+        <source>Finds the largest batch whose training step (forward, backward and optimizer step) fits a memory budget, by measuring two small batches and confirming the prediction.</source>
+        <translation>Trouve le plus grand lot dont le pas d&apos;entraînement (passe avant, rétropropagation et pas de l&apos;optimiseur) tient dans un budget mémoire, en mesurant deux petits lots puis en confirmant la prédiction.</translation>
     </message>
 </context>
 <context>
@@ -436,176 +215,12 @@ Budget mémoire : Mio que l'entraînement peut utiliser (la mémoire du GPU, ou 
         <translation>Entraînement</translation>
     </message>
     <message>
-        <source>Trains a semantic-segmentation network on the sample stores that "Create training samples" wrote, with Adam and a step learning-rate schedule, validating after each epoch. The best model is kept (by validation loss or mean IoU), with a checkpoint of the last epoch beside it.
-
-Training / validation samples: the trn_samples.hdf5 and val_samples.hdf5 stores (global.data_path/samples in geo-deep-learning).
-Model: unet, unetsmall, checkpointed_unet (unetsmall with gradient checkpointing) or ternausnet (global.model_name).
-Epochs: passes over the training samples, e.g. 50-200 (training.num_epochs).
-Batch size: samples per step (training.batch_size); 0 finds the largest that fits the memory budget.
-Learning rate: Adam's, typically 0.0001 (training.learning_rate); multiplied by gamma every step size epochs (training.step_size, training.gamma).
-Class weights: none, or automatic from the class frequencies of the training samples (training.class_weights: auto), to help rare classes.
-Augmentation: random rotation up to a limit in degrees, horizontal and vertical flips, with their probabilities; training samples only.
-Gradient checkpointing: recomputes activations in backward; about three times the batch for some 25% more time.
-Patience: stop when the chosen metric has not improved for that many epochs (0: never).
-Seed and deterministic: the same seed gives the same model on the same machine.
-Model file: the trained model with everything classification needs (bands, normalization, classes and colours); the folder also receives last_checkpoint.pt, metrics.csv and report.html. Resume continues from the checkpoint in that folder.</source>
-        <translation>Entraîne un réseau de segmentation sémantique sur les fichiers d'échantillons écrits par « Créer des échantillons d'entraînement », avec Adam et un taux d'apprentissage décroissant par paliers, en validant après chaque époque. Le meilleur modèle est conservé (selon la perte de validation ou l'IoU moyenne), avec à côté un point de reprise de la dernière époque.
-
-Échantillons d'entraînement / de validation : les fichiers trn_samples.hdf5 et val_samples.hdf5 (global.data_path/samples dans geo-deep-learning).
-Modèle : unet, unetsmall, checkpointed_unet (unetsmall avec checkpointing du gradient) ou ternausnet (global.model_name).
-Époques : passes sur les échantillons d'entraînement, par exemple 50 à 200 (training.num_epochs).
-Taille de lot : échantillons par pas (training.batch_size) ; 0 cherche le plus grand lot qui tient dans le budget mémoire.
-Taux d'apprentissage : celui d'Adam, typiquement 0,0001 (training.learning_rate) ; multiplié par gamma toutes les « pas » époques (training.step_size, training.gamma).
-Poids des classes : aucun, ou automatiques d'après la fréquence des classes des échantillons d'entraînement (training.class_weights: auto), pour aider les classes rares.
-Augmentation : rotation aléatoire jusqu'à une limite en degrés, symétries horizontale et verticale, avec leurs probabilités ; échantillons d'entraînement seulement.
-Checkpointing du gradient : recalcule les activations pendant la rétropropagation ; environ trois fois le lot pour quelque 25 % de temps en plus.
-Patience : arrêt quand la métrique choisie ne s'est pas améliorée depuis autant d'époques (0 : jamais).
-Graine et déterminisme : la même graine donne le même modèle sur la même machine.
-Fichier du modèle : le modèle entraîné avec tout ce dont la classification a besoin (bandes, normalisation, classes et couleurs) ; le dossier reçoit aussi last_checkpoint.pt, metrics.csv et report.html. La reprise continue depuis le point de reprise de ce dossier.</translation>
-    </message>
-    <message>
-        <source>Training samples (HDF5)</source>
-        <translation>Échantillons d'entraînement (HDF5)</translation>
-    </message>
-    <message>
-        <source>Validation samples (HDF5)</source>
-        <translation>Échantillons de validation (HDF5)</translation>
-    </message>
-    <message>
-        <source>Model</source>
-        <translation>Modèle</translation>
-    </message>
-    <message>
-        <source>Epochs</source>
-        <translation>Époques</translation>
-    </message>
-    <message>
-        <source>Batch size (0: largest that fits)</source>
-        <translation>Taille de lot (0 : la plus grande qui tient)</translation>
-    </message>
-    <message>
-        <source>Learning rate</source>
-        <translation>Taux d'apprentissage</translation>
-    </message>
-    <message>
-        <source>Weight decay</source>
-        <translation>Décroissance des poids</translation>
-    </message>
-    <message>
-        <source>Learning rate step (epochs)</source>
-        <translation>Palier du taux d'apprentissage (époques)</translation>
-    </message>
-    <message>
-        <source>Learning rate factor per step (gamma)</source>
-        <translation>Facteur du taux d'apprentissage par palier (gamma)</translation>
-    </message>
-    <message>
-        <source>Class weights</source>
-        <translation>Poids des classes</translation>
-    </message>
-    <message>
-        <source>None</source>
-        <translation>Aucun</translation>
-    </message>
-    <message>
-        <source>Automatic (inverse class frequency)</source>
-        <translation>Automatiques (inverse de la fréquence des classes)</translation>
-    </message>
-    <message>
-        <source>Gradient checkpointing</source>
-        <translation>Checkpointing du gradient</translation>
-    </message>
-    <message>
-        <source>Dropout</source>
-        <translation>Dropout</translation>
-    </message>
-    <message>
-        <source>Dropout probability</source>
-        <translation>Probabilité de dropout</translation>
-    </message>
-    <message>
-        <source>Pretrained weights</source>
-        <translation>Poids pré-entraînés</translation>
-    </message>
-    <message>
-        <source>Random rotation limit (degrees)</source>
-        <translation>Limite de rotation aléatoire (degrés)</translation>
-    </message>
-    <message>
-        <source>Rotation probability</source>
-        <translation>Probabilité de rotation</translation>
-    </message>
-    <message>
-        <source>Horizontal flip probability</source>
-        <translation>Probabilité de symétrie horizontale</translation>
-    </message>
-    <message>
-        <source>Vertical flip probability</source>
-        <translation>Probabilité de symétrie verticale</translation>
-    </message>
-    <message>
-        <source>Training samples to use (0: all)</source>
-        <translation>Échantillons d'entraînement utilisés (0 : tous)</translation>
-    </message>
-    <message>
-        <source>Validation samples to use (0: all)</source>
-        <translation>Échantillons de validation utilisés (0 : tous)</translation>
-    </message>
-    <message>
-        <source>Early stopping patience (epochs, 0: off)</source>
-        <translation>Patience de l'arrêt anticipé (époques, 0 : désactivé)</translation>
-    </message>
-    <message>
-        <source>Best model by</source>
-        <translation>Meilleur modèle selon</translation>
-    </message>
-    <message>
-        <source>Validation loss</source>
-        <translation>Perte de validation</translation>
-    </message>
-    <message>
-        <source>Mean IoU</source>
-        <translation>IoU moyenne</translation>
-    </message>
-    <message>
-        <source>Memory budget for batch size 0 (MiB, 0: automatic)</source>
-        <translation>Budget mémoire pour une taille de lot 0 (Mio, 0 : automatique)</translation>
-    </message>
-    <message>
-        <source>Random seed (-1: random)</source>
-        <translation>Graine aléatoire (-1 : aléatoire)</translation>
-    </message>
-    <message>
-        <source>Deterministic</source>
-        <translation>Déterministe</translation>
-    </message>
-    <message>
-        <source>CPU threads (0: all cores)</source>
-        <translation>Fils d'exécution CPU (0 : tous les cœurs)</translation>
-    </message>
-    <message>
-        <source>Device</source>
-        <translation>Périphérique</translation>
-    </message>
-    <message>
-        <source>bfloat16 autocast (GPU)</source>
-        <translation>Autocast bfloat16 (GPU)</translation>
-    </message>
-    <message>
-        <source>Resume from the checkpoint in the model's folder</source>
-        <translation>Reprendre depuis le point de reprise du dossier du modèle</translation>
-    </message>
-    <message>
-        <source>Model file</source>
-        <translation>Fichier du modèle</translation>
-    </message>
-    <message>
         <source>GeoDL model (*.pt)</source>
         <translation>Modèle GeoDL (*.pt)</translation>
     </message>
     <message>
         <source>Training report</source>
-        <translation>Rapport d'entraînement</translation>
+        <translation>Rapport d&apos;entraînement</translation>
     </message>
     <message>
         <source>Last checkpoint</source>
@@ -620,7 +235,7 @@ Fichier du modèle : le modèle entraîné avec tout ce dont la classification a
         <translation>Meilleure époque</translation>
     </message>
     <message>
-        <source>Best epoch's mean IoU</source>
+        <source>Best epoch&apos;s mean IoU</source>
         <translation>IoU moyenne de la meilleure époque</translation>
     </message>
     <message>
@@ -632,14 +247,18 @@ Fichier du modèle : le modèle entraîné avec tout ce dont la classification a
         <translation>Choisissez où enregistrer le fichier du modèle.</translation>
     </message>
     <message>
-        <source>Cancelled by the user: the last complete epoch is kept in the checkpoint beside the model file; run again with "Resume" to continue.</source>
-        <translation>Annulé par l'utilisateur : la dernière époque complète est conservée dans le point de reprise à côté du fichier du modèle ; relancez avec « Reprendre » pour continuer.</translation>
+        <source>Cancelled by the user: the last complete epoch is kept in the checkpoint beside the model file; run again with &quot;Resume&quot; to continue.</source>
+        <translation>Annulé par l&apos;utilisateur : la dernière époque complète est conservée dans le point de reprise à côté du fichier du modèle ; relancez avec « Reprendre » pour continuer.</translation>
     </message>
     <message>
         <source>Model: %1
 Report: %2</source>
         <translation>Modèle : %1
 Rapport : %2</translation>
+    </message>
+    <message>
+        <source>Trains a semantic-segmentation network on the sample stores that &quot;Create training samples&quot; wrote, with Adam and a step learning-rate schedule, validating after each epoch. The best model is kept (by validation loss or mean IoU), with a checkpoint of the last epoch beside it.</source>
+        <translation>Entraîne un réseau de segmentation sémantique sur les fichiers d&apos;échantillons écrits par « Créer des échantillons d&apos;entraînement », avec Adam et un taux d&apos;apprentissage décroissant par paliers, en validant après chaque époque. Le meilleur modèle est conservé (selon la perte de validation ou l&apos;IoU moyenne), avec à côté un point de reprise de la dernière époque.</translation>
     </message>
 </context>
 <context>
@@ -655,6 +274,629 @@ Rapport : %2</translation>
     <message>
         <source>Classified: %1</source>
         <translation>Classé : %1</translation>
+    </message>
+</context>
+<context>
+    <name>geodl</name>
+    <message>
+        <source>Model</source>
+        <translation>Modèle</translation>
+    </message>
+    <message>
+        <source>The architecture; checkpointed_unet is unetsmall with gradient checkpointing.</source>
+        <translation>L&apos;architecture ; checkpointed_unet est unetsmall avec le recalcul des activations (gradient checkpointing).</translation>
+    </message>
+    <message>
+        <source>Sample size (pixels)</source>
+        <translation>Taille des échantillons (pixels)</translation>
+    </message>
+    <message>
+        <source>Height and width of the samples in pixels, typically 256.</source>
+        <translation>Hauteur et largeur des échantillons en pixels, typiquement 256.</translation>
+    </message>
+    <message>
+        <source>Number of bands</source>
+        <translation>Nombre de bandes</translation>
+    </message>
+    <message>
+        <source>Input bands (global.number_of_bands).</source>
+        <translation>Bandes en entrée (global.number_of_bands).</translation>
+    </message>
+    <message>
+        <source>Number of classes</source>
+        <translation>Nombre de classes</translation>
+    </message>
+    <message>
+        <source>Classes, background included (global.num_classes).</source>
+        <translation>Classes, fond compris (global.num_classes).</translation>
+    </message>
+    <message>
+        <source>Gradient checkpointing</source>
+        <translation>Checkpointing du gradient</translation>
+    </message>
+    <message>
+        <source>Recompute activations in backward: about three times the batch for some 25% more time.</source>
+        <translation>Recalculer les activations pendant la rétropropagation : environ trois fois le lot pour quelque 25 % de temps en plus.</translation>
+    </message>
+    <message>
+        <source>Memory budget (MiB)</source>
+        <translation>Budget mémoire (Mio)</translation>
+    </message>
+    <message>
+        <source>The memory a training step may use: the GPU&apos;s memory, or the RAM you can spare.</source>
+        <translation>La mémoire qu&apos;une étape d&apos;entraînement peut utiliser : celle du GPU, ou la RAM dont vous disposez.</translation>
+    </message>
+    <message>
+        <source>Device</source>
+        <translation>Périphérique</translation>
+    </message>
+    <message>
+        <source>auto (a GPU when there is one), cpu, cuda or cuda:N.</source>
+        <translation>auto (un GPU s&apos;il y en a un), cpu, cuda ou cuda:N.</translation>
+    </message>
+    <message>
+        <source>CPU threads (0: all cores)</source>
+        <translation>Fils d&apos;exécution CPU (0 : tous les cœurs)</translation>
+    </message>
+    <message>
+        <source>LibTorch&apos;s CPU threads (0: all cores).</source>
+        <translation>Fils d&apos;exécution CPU de LibTorch (0 : tous les cœurs).</translation>
+    </message>
+    <message>
+        <source>Confirm with a step at the predicted batch</source>
+        <translation>Confirmer par un pas au lot prédit</translation>
+    </message>
+    <message>
+        <source>Run one step at the predicted batch under the budget, stepping down if it does not fit (--no-confirm: predict from two small batches only).</source>
+        <translation>Exécuter une étape au lot prédit dans le budget, en descendant s&apos;il ne tient pas (--no-confirm : prédire à partir de deux petits lots seulement).</translation>
+    </message>
+    <message>
+        <source>A CSV with one raster per line (first column, relative to the CSV).</source>
+        <translation>Un CSV avec un raster par ligne (première colonne, relative au CSV).</translation>
+    </message>
+    <message>
+        <source>Raster layer</source>
+        <translation>Couche raster</translation>
+    </message>
+    <message>
+        <source>The raster to classify (on the command line: a raster or a folder of them, instead of img_csv_file).</source>
+        <translation>Le raster à classer (en ligne de commande : un raster ou un dossier de rasters, au lieu de img_csv_file).</translation>
+    </message>
+    <message>
+        <source>Model file</source>
+        <translation>Fichier du modèle</translation>
+    </message>
+    <message>
+        <source>The .pt file training wrote; it says which bands, normalization and classes it needs. A TorchScript module classifies too, with a sidecar.</source>
+        <translation>Le fichier .pt écrit par l&apos;entraînement ; il indique les bandes, la normalisation et les classes dont il a besoin. Un module TorchScript classe aussi, avec un fichier de description.</translation>
+    </message>
+    <message>
+        <source>For a TorchScript model: its description, JSON or YAML (default: beside it).</source>
+        <translation>Pour un modèle TorchScript : sa description, JSON ou YAML (par défaut : à côté de lui).</translation>
+    </message>
+    <message>
+        <source>Window size (pixels, 0: the model&apos;s sample size)</source>
+        <translation>Taille de fenêtre (pixels, 0 : taille des échantillons du modèle)</translation>
+    </message>
+    <message>
+        <source>Pixels per window side (0: the model&apos;s sample size).</source>
+        <translation>Pixels par côté de fenêtre (0 : la taille d&apos;échantillon du modèle).</translation>
+    </message>
+    <message>
+        <source>Overlap (percent of the window)</source>
+        <translation>Chevauchement (pourcentage de la fenêtre)</translation>
+    </message>
+    <message>
+        <source>Percent of the window shared with each neighbour, blended smoothly, e.g. 25.</source>
+        <translation>Pourcentage de la fenêtre partagé avec chaque voisine, fondu progressivement, p. ex. 25.</translation>
+    </message>
+    <message>
+        <source>Batch size (windows)</source>
+        <translation>Taille de lot (fenêtres)</translation>
+    </message>
+    <message>
+        <source>Windows per forward pass; more is faster until memory runs out (0: as many as fit the memory budget).</source>
+        <translation>Fenêtres par passe avant ; plus est plus rapide tant que la mémoire suffit (0 : autant que le budget mémoire en permet).</translation>
+    </message>
+    <message>
+        <source>Memory budget for batch size 0 (MiB, 0: automatic)</source>
+        <translation>Budget mémoire pour une taille de lot 0 (Mio, 0 : automatique)</translation>
+    </message>
+    <message>
+        <source>The memory batch size 0 may fill (0: half the free RAM, or 90% of the GPU&apos;s).</source>
+        <translation>La mémoire que la taille de lot 0 peut remplir (0 : la moitié de la RAM libre, ou 90 % de celle du GPU).</translation>
+    </message>
+    <message>
+        <source>Test-time augmentation</source>
+        <translation>Augmentation au test</translation>
+    </message>
+    <message>
+        <source>Average over the 8 flips and quarter turns: 8 times slower, often smoother.</source>
+        <translation>Moyenne sur les 8 retournements et quarts de tour : 8 fois plus lent, souvent plus lisse.</translation>
+    </message>
+    <message>
+        <source>Extent</source>
+        <translation>Emprise</translation>
+    </message>
+    <message>
+        <source>minx,miny,maxx,maxy in the raster&apos;s CRS: only windows touching it are computed, the rest is nodata.</source>
+        <translation>minx,miny,maxx,maxy dans le SCR du raster : seules les fenêtres qui la touchent sont calculées, le reste est sans données.</translation>
+    </message>
+    <message>
+        <source>Mask polygons</source>
+        <translation>Polygones de masque</translation>
+    </message>
+    <message>
+        <source>Only windows with a pixel inside a polygon are computed; pixels outside every polygon are nodata (reprojected to the raster&apos;s CRS).</source>
+        <translation>Seules les fenêtres ayant un pixel dans un polygone sont calculées ; les pixels hors de tout polygone sont sans données (reprojeté dans le SCR du raster).</translation>
+    </message>
+    <message>
+        <source>The layer of the mask (default: the first).</source>
+        <translation>La couche du masque (par défaut : la première).</translation>
+    </message>
+    <message>
+        <source>Minimum polygon area (map units squared)</source>
+        <translation>Surface minimale des polygones (unités de carte au carré)</translation>
+    </message>
+    <message>
+        <source>Class polygons smaller than this are dropped.</source>
+        <translation>Les polygones de classe plus petits sont écartés.</translation>
+    </message>
+    <message>
+        <source>Cloud Optimized GeoTIFF</source>
+        <translation>GeoTIFF optimisé pour le cloud (COG)</translation>
+    </message>
+    <message>
+        <source>Write Cloud Optimized GeoTIFFs.</source>
+        <translation>Écrire des GeoTIFF optimisés pour le cloud (COG).</translation>
+    </message>
+    <message>
+        <source>Where NAME_inference.tif goes for each raster.</source>
+        <translation>Où va NOM_inference.tif pour chaque raster.</translation>
+    </message>
+    <message>
+        <source>Classes</source>
+        <translation>Classes</translation>
+    </message>
+    <message>
+        <source>The class raster (GeoTIFF), styled with the model&apos;s classes; for one raster.</source>
+        <translation>Le raster des classes (GeoTIFF), symbolisé avec les classes du modèle ; pour un seul raster.</translation>
+    </message>
+    <message>
+        <source>Also write NAME_inference_probabilities.tif: one band per class, 0-255.</source>
+        <translation>Écrire aussi NOM_inference_probabilities.tif : une bande par classe, 0-255.</translation>
+    </message>
+    <message>
+        <source>The probabilities as Float32 0-1 (implies probabilities).</source>
+        <translation>Les probabilités en Float32 0-1 (implique probabilities).</translation>
+    </message>
+    <message>
+        <source>Class probabilities</source>
+        <translation>Probabilités des classes</translation>
+    </message>
+    <message>
+        <source>One band per class, 0-255 (GeoTIFF).</source>
+        <translation>Une bande par classe, 0-255 (GeoTIFF).</translation>
+    </message>
+    <message>
+        <source>Also write NAME_inference_polygons.gpkg: the classes as polygons.</source>
+        <translation>Écrire aussi NOM_inference_polygons.gpkg : les classes en polygones.</translation>
+    </message>
+    <message>
+        <source>Class polygons</source>
+        <translation>Polygones des classes</translation>
+    </message>
+    <message>
+        <source>The classes as polygons (GeoPackage: class_id, class_name, area).</source>
+        <translation>Les classes en polygones (GeoPackage : class_id, class_name, area).</translation>
+    </message>
+    <message>
+        <source>All training</source>
+        <translation>Tout en entraînement</translation>
+    </message>
+    <message>
+        <source>Validation percentage (spatial blocks)</source>
+        <translation>Pourcentage de validation (blocs spatiaux)</translation>
+    </message>
+    <message>
+        <source>Validation polygon layer</source>
+        <translation>Couche de polygones de validation</translation>
+    </message>
+    <message>
+        <source>Any GDAL raster, any number of bands (Byte, UInt16, Int16, Float32...); nodata pixels are left out of the loss.</source>
+        <translation>Tout raster GDAL, avec un nombre quelconque de bandes (Byte, UInt16, Int16, Float32...) ; les pixels sans données sont exclus de la perte.</translation>
+    </message>
+    <message>
+        <source>Ground truth polygons</source>
+        <translation>Polygones de vérité terrain</translation>
+    </message>
+    <message>
+        <source>Polygons in any CRS, reprojected onto the raster&apos;s grid; with &quot;Selected features only&quot;, only those.</source>
+        <translation>Des polygones dans un SCR quelconque, reprojetés sur la grille du raster ; avec « Entités sélectionnées uniquement », celles-ci seulement.</translation>
+    </message>
+    <message>
+        <source>Class field</source>
+        <translation>Champ de classe</translation>
+    </message>
+    <message>
+        <source>Integer class ids (0 is the background), or strings, numbered 1, 2... in sorted order. Where polygons overlap, the higher class id wins.</source>
+        <translation>Des identifiants de classe entiers (0 est le fond), ou des chaînes, numérotées 1, 2... dans l&apos;ordre alphabétique. Là où des polygones se chevauchent, l&apos;identifiant le plus grand l&apos;emporte.</translation>
+    </message>
+    <message>
+        <source>The prep CSV: image, vector, attribute and dataset (trn, val or tst) per line, paths relative to the CSV.</source>
+        <translation>Le CSV de préparation : image, vecteur, attribut et jeu (trn, val ou tst) par ligne, chemins relatifs au CSV.</translation>
+    </message>
+    <message>
+        <source>The data folder: the stores go to DATA_PATH/samples.</source>
+        <translation>Le dossier des données : les fichiers d&apos;échantillons vont dans DATA_PATH/samples.</translation>
+    </message>
+    <message>
+        <source>Split</source>
+        <translation>Répartition</translation>
+    </message>
+    <message>
+        <source>dataset: each line&apos;s dataset column (in QGIS: all training); percent: random spatial blocks go to validation, so overlapping samples never fall on both sides; polygons: the samples inside the validation polygons. Setting val_percent or validation_vector chooses the split too.</source>
+        <translation>dataset : la colonne de jeu de chaque ligne (dans QGIS : tout en entraînement) ; percent : des blocs spatiaux aléatoires vont en validation, de sorte que des échantillons qui se chevauchent ne tombent jamais des deux côtés ; polygons : les échantillons situés dans les polygones de validation. Donner val_percent ou validation_vector choisit aussi la répartition.</translation>
+    </message>
+    <message>
+        <source>Validation percentage</source>
+        <translation>Pourcentage de validation</translation>
+    </message>
+    <message>
+        <source>Percent of each raster&apos;s area that goes to validation (split percent); 0 keeps the dataset column.</source>
+        <translation>Pourcentage de la surface de chaque raster qui va en validation (répartition percent) ; 0 garde la colonne de jeu.</translation>
+    </message>
+    <message>
+        <source>Validation polygons</source>
+        <translation>Polygones de validation</translation>
+    </message>
+    <message>
+        <source>Samples inside these polygons go to validation (split polygons).</source>
+        <translation>Les échantillons situés dans ces polygones vont en validation (répartition polygons).</translation>
+    </message>
+    <message>
+        <source>The layer of validation_vector (default: the first).</source>
+        <translation>La couche de validation_vector (par défaut : la première).</translation>
+    </message>
+    <message>
+        <source>Distance between samples (pixels)</source>
+        <translation>Distance entre échantillons (pixels)</translation>
+    </message>
+    <message>
+        <source>Pixels from one sample to the next, typically 200.</source>
+        <translation>Pixels d&apos;un échantillon au suivant, typiquement 200.</translation>
+    </message>
+    <message>
+        <source>Minimum annotated percent</source>
+        <translation>Pourcentage annoté minimal</translation>
+    </message>
+    <message>
+        <source>Samples with a smaller share of non-background, non-ignored pixels are dropped.</source>
+        <translation>Les échantillons ayant une part plus faible de pixels ni fond ni ignorés sont écartés.</translation>
+    </message>
+    <message>
+        <source>Number of classes, background included (0: from the data)</source>
+        <translation>Nombre de classes, fond compris (0 : d&apos;après les données)</translation>
+    </message>
+    <message>
+        <source>Classes, background included; checked against the data (0: taken from it).</source>
+        <translation>Classes, fond compris ; vérifié d&apos;après les données (0 : tiré de celles-ci).</translation>
+    </message>
+    <message>
+        <source>Bands of the rasters, checked against them (0: not checked).</source>
+        <translation>Bandes des rasters, vérifiées d&apos;après eux (0 : non vérifié).</translation>
+    </message>
+    <message>
+        <source>Ignored class values (comma-separated)</source>
+        <translation>Valeurs de classe ignorées (séparées par des virgules)</translation>
+    </message>
+    <message>
+        <source>Class values whose pixels become the ignore index (255), left out of the loss.</source>
+        <translation>Valeurs de classe dont les pixels deviennent l&apos;indice ignoré (255), exclus de la perte.</translation>
+    </message>
+    <message>
+        <source>Pixels under no polygon are unknown, not background (sparse annotations)</source>
+        <translation>Les pixels sous aucun polygone sont inconnus, pas du fond (annotations éparses)</translation>
+    </message>
+    <message>
+        <source>Pixels under no polygon are ignored instead of being the background (sparse annotations).</source>
+        <translation>Les pixels sous aucun polygone sont ignorés au lieu d&apos;être le fond (annotations éparses).</translation>
+    </message>
+    <message>
+        <source>Drop samples of background only</source>
+        <translation>Écarter les échantillons de fond uniquement</translation>
+    </message>
+    <message>
+        <source>Samples without a single annotated pixel are dropped.</source>
+        <translation>Les échantillons sans aucun pixel annoté sont écartés.</translation>
+    </message>
+    <message>
+        <source>Set image pixels of the background to 0</source>
+        <translation>Mettre à 0 les pixels d&apos;image du fond</translation>
+    </message>
+    <message>
+        <source>Image pixels labelled background are set to 0 in the samples.</source>
+        <translation>Les pixels d&apos;image étiquetés fond sont mis à 0 dans les échantillons.</translation>
+    </message>
+    <message>
+        <source>Ignore labels where the image is 0</source>
+        <translation>Ignorer les étiquettes là où l&apos;image vaut 0</translation>
+    </message>
+    <message>
+        <source>Label pixels where every band of the image is 0 are ignored.</source>
+        <translation>Les pixels d&apos;étiquette où toutes les bandes de l&apos;image valent 0 sont ignorés.</translation>
+    </message>
+    <message>
+        <source>Random seed (validation blocks)</source>
+        <translation>Graine aléatoire (blocs de validation)</translation>
+    </message>
+    <message>
+        <source>Seed of the random validation blocks: the same seed gives the same split.</source>
+        <translation>Graine des blocs de validation aléatoires : la même graine donne la même répartition.</translation>
+    </message>
+    <message>
+        <source>Sample stores folder</source>
+        <translation>Dossier des fichiers d&apos;échantillons</translation>
+    </message>
+    <message>
+        <source>Where trn_samples.hdf5, val_samples.hdf5 and tst_samples.hdf5 are written.</source>
+        <translation>Où trn_samples.hdf5, val_samples.hdf5 et tst_samples.hdf5 sont écrits.</translation>
+    </message>
+    <message>
+        <source>Sample footprints</source>
+        <translation>Emprises des échantillons</translation>
+    </message>
+    <message>
+        <source>A GeoPackage with one polygon per sample and its split (default: samples_footprint.gpkg beside the stores).</source>
+        <translation>Un GeoPackage avec un polygone par échantillon et sa répartition (par défaut : samples_footprint.gpkg à côté des fichiers d&apos;échantillons).</translation>
+    </message>
+    <message>
+        <source>This process&apos;s rank, for data-parallel sampling: it keeps every world_size-th window.</source>
+        <translation>Le rang de ce processus, pour l&apos;échantillonnage parallèle : il garde une fenêtre sur world_size.</translation>
+    </message>
+    <message>
+        <source>Number of processes sampling together.</source>
+        <translation>Nombre de processus qui échantillonnent ensemble.</translation>
+    </message>
+    <message>
+        <source>The data folder: the stores are read from DATA_PATH/samples, the model goes to DATA_PATH/model unless output_path says otherwise.</source>
+        <translation>Le dossier des données : les échantillons sont lus dans DATA_PATH/samples, le modèle va dans DATA_PATH/model sauf si output_path dit autrement.</translation>
+    </message>
+    <message>
+        <source>Training samples (HDF5)</source>
+        <translation>Échantillons d&apos;entraînement (HDF5)</translation>
+    </message>
+    <message>
+        <source>The training store that &quot;Create training samples&quot; wrote (trn_samples.hdf5).</source>
+        <translation>Le fichier d&apos;entraînement écrit par « Créer des échantillons d&apos;entraînement » (trn_samples.hdf5).</translation>
+    </message>
+    <message>
+        <source>Validation samples (HDF5)</source>
+        <translation>Échantillons de validation (HDF5)</translation>
+    </message>
+    <message>
+        <source>The validation store (val_samples.hdf5).</source>
+        <translation>Le fichier de validation (val_samples.hdf5).</translation>
+    </message>
+    <message>
+        <source>The folder of model.pt, last_checkpoint.pt, metrics.csv and report.html.</source>
+        <translation>Le dossier de model.pt, last_checkpoint.pt, metrics.csv et report.html.</translation>
+    </message>
+    <message>
+        <source>The samples&apos; size, checked against the stores (0: not checked).</source>
+        <translation>La taille des échantillons, vérifiée d&apos;après les fichiers (0 : non vérifiée).</translation>
+    </message>
+    <message>
+        <source>Classes, background included, checked against the stores (0: the stores&apos;).</source>
+        <translation>Classes, fond compris, vérifiées d&apos;après les fichiers (0 : celles des fichiers).</translation>
+    </message>
+    <message>
+        <source>Bands, checked against the stores (0: the stores&apos;).</source>
+        <translation>Bandes, vérifiées d&apos;après les fichiers (0 : celles des fichiers).</translation>
+    </message>
+    <message>
+        <source>Epochs</source>
+        <translation>Époques</translation>
+    </message>
+    <message>
+        <source>Passes over the training samples, e.g. 50-200.</source>
+        <translation>Passages sur les échantillons d&apos;entraînement, p. ex. 50-200.</translation>
+    </message>
+    <message>
+        <source>Batch size (0: largest that fits)</source>
+        <translation>Taille de lot (0 : la plus grande qui tient)</translation>
+    </message>
+    <message>
+        <source>Samples per step; 0 or auto: the largest that fits the memory budget.</source>
+        <translation>Échantillons par étape ; 0 ou auto : la plus grande taille qui tient dans le budget mémoire.</translation>
+    </message>
+    <message>
+        <source>Learning rate</source>
+        <translation>Taux d&apos;apprentissage</translation>
+    </message>
+    <message>
+        <source>Adam&apos;s learning rate, typically 0.0001.</source>
+        <translation>Le taux d&apos;apprentissage d&apos;Adam, typiquement 0,0001.</translation>
+    </message>
+    <message>
+        <source>Weight decay</source>
+        <translation>Décroissance des poids</translation>
+    </message>
+    <message>
+        <source>Adam&apos;s L2 penalty on the weights.</source>
+        <translation>La pénalité L2 d&apos;Adam sur les poids.</translation>
+    </message>
+    <message>
+        <source>Learning rate step (epochs)</source>
+        <translation>Palier du taux d&apos;apprentissage (époques)</translation>
+    </message>
+    <message>
+        <source>The learning rate is multiplied by gamma every step_size epochs.</source>
+        <translation>Le taux d&apos;apprentissage est multiplié par gamma toutes les step_size époques.</translation>
+    </message>
+    <message>
+        <source>Learning rate factor per step (gamma)</source>
+        <translation>Facteur du taux d&apos;apprentissage par palier (gamma)</translation>
+    </message>
+    <message>
+        <source>What the learning rate is multiplied by every step_size epochs.</source>
+        <translation>Ce par quoi le taux d&apos;apprentissage est multiplié toutes les step_size époques.</translation>
+    </message>
+    <message>
+        <source>None</source>
+        <translation>Aucun</translation>
+    </message>
+    <message>
+        <source>Automatic (inverse class frequency)</source>
+        <translation>Automatiques (inverse de la fréquence des classes)</translation>
+    </message>
+    <message>
+        <source>Class weights</source>
+        <translation>Poids des classes</translation>
+    </message>
+    <message>
+        <source>false: every class weighs the same; auto: inverse class frequency in the training samples, to help rare classes; or a list with one weight per class.</source>
+        <translation>false : chaque classe pèse autant ; auto : inverse de la fréquence des classes dans les échantillons d&apos;entraînement, pour aider les classes rares ; ou une liste d&apos;un poids par classe.</translation>
+    </message>
+    <message>
+        <source>Dropout</source>
+        <translation>Dropout</translation>
+    </message>
+    <message>
+        <source>Dropout in the UNets&apos; blocks.</source>
+        <translation>Dropout dans les blocs des UNet.</translation>
+    </message>
+    <message>
+        <source>Dropout probability</source>
+        <translation>Probabilité de dropout</translation>
+    </message>
+    <message>
+        <source>The probability of dropout, with dropout.</source>
+        <translation>La probabilité du dropout, avec dropout.</translation>
+    </message>
+    <message>
+        <source>Pretrained weights</source>
+        <translation>Poids pré-entraînés</translation>
+    </message>
+    <message>
+        <source>A GeoDL model file to fine-tune, a torch.save&apos;d state dict, or VGG11 weights for ternausnet (False: none).</source>
+        <translation>Un fichier de modèle GeoDL à affiner, un state dict écrit par torch.save, ou les poids VGG11 pour ternausnet (False : aucun).</translation>
+    </message>
+    <message>
+        <source>Random rotation limit (degrees)</source>
+        <translation>Limite de rotation aléatoire (degrés)</translation>
+    </message>
+    <message>
+        <source>Training samples are rotated by up to this many degrees.</source>
+        <translation>Les échantillons d&apos;entraînement sont tournés d&apos;au plus ce nombre de degrés.</translation>
+    </message>
+    <message>
+        <source>Rotation probability</source>
+        <translation>Probabilité de rotation</translation>
+    </message>
+    <message>
+        <source>The probability of a random rotation.</source>
+        <translation>La probabilité d&apos;une rotation aléatoire.</translation>
+    </message>
+    <message>
+        <source>Horizontal flip probability</source>
+        <translation>Probabilité de symétrie horizontale</translation>
+    </message>
+    <message>
+        <source>The probability of a horizontal flip.</source>
+        <translation>La probabilité d&apos;un retournement horizontal.</translation>
+    </message>
+    <message>
+        <source>Vertical flip probability</source>
+        <translation>Probabilité de symétrie verticale</translation>
+    </message>
+    <message>
+        <source>The probability of a vertical flip.</source>
+        <translation>La probabilité d&apos;un retournement vertical.</translation>
+    </message>
+    <message>
+        <source>Training samples to use (0: all)</source>
+        <translation>Échantillons d&apos;entraînement utilisés (0 : tous)</translation>
+    </message>
+    <message>
+        <source>Only the first N training samples (0: all).</source>
+        <translation>Seulement les N premiers échantillons d&apos;entraînement (0 : tous).</translation>
+    </message>
+    <message>
+        <source>Validation samples to use (0: all)</source>
+        <translation>Échantillons de validation utilisés (0 : tous)</translation>
+    </message>
+    <message>
+        <source>Only the first N validation samples (0: all).</source>
+        <translation>Seulement les N premiers échantillons de validation (0 : tous).</translation>
+    </message>
+    <message>
+        <source>Early stopping patience (epochs, 0: off)</source>
+        <translation>Patience de l&apos;arrêt anticipé (époques, 0 : désactivé)</translation>
+    </message>
+    <message>
+        <source>Stop when the best metric has not improved for this many epochs (0: never).</source>
+        <translation>Arrêter quand la meilleure métrique ne s&apos;est pas améliorée depuis ce nombre d&apos;époques (0 : jamais).</translation>
+    </message>
+    <message>
+        <source>Validation loss</source>
+        <translation>Perte de validation</translation>
+    </message>
+    <message>
+        <source>Mean IoU</source>
+        <translation>IoU moyenne</translation>
+    </message>
+    <message>
+        <source>Best model by</source>
+        <translation>Meilleur modèle selon</translation>
+    </message>
+    <message>
+        <source>What picks the best model: the lowest validation loss or the highest mean IoU.</source>
+        <translation>Ce qui désigne le meilleur modèle : la plus faible perte de validation ou la plus haute IoU moyenne.</translation>
+    </message>
+    <message>
+        <source>Random seed (-1: random)</source>
+        <translation>Graine aléatoire (-1 : aléatoire)</translation>
+    </message>
+    <message>
+        <source>The seed of initialization, order and augmentation (-1: a random one, recorded).</source>
+        <translation>La graine de l&apos;initialisation, de l&apos;ordre et de l&apos;augmentation (-1 : une graine aléatoire, enregistrée).</translation>
+    </message>
+    <message>
+        <source>Deterministic</source>
+        <translation>Déterministe</translation>
+    </message>
+    <message>
+        <source>Deterministic algorithms: the same seed gives the same losses and weights.</source>
+        <translation>Algorithmes déterministes : la même graine donne les mêmes pertes et les mêmes poids.</translation>
+    </message>
+    <message>
+        <source>Background threads preparing batches (0: automatic).</source>
+        <translation>Fils d&apos;exécution en arrière-plan qui préparent les lots (0 : automatique).</translation>
+    </message>
+    <message>
+        <source>bfloat16 autocast (GPU)</source>
+        <translation>Autocast bfloat16 (GPU)</translation>
+    </message>
+    <message>
+        <source>bfloat16 autocast on the GPU.</source>
+        <translation>Autocast bfloat16 sur le GPU.</translation>
+    </message>
+    <message>
+        <source>Resume from the checkpoint in the model&apos;s folder</source>
+        <translation>Reprendre depuis le point de reprise du dossier du modèle</translation>
+    </message>
+    <message>
+        <source>Continue from last_checkpoint.pt in the output folder (after a stop or a crash), or extend a finished run with more epochs.</source>
+        <translation>Reprendre depuis last_checkpoint.pt dans le dossier de sortie (après un arrêt ou un plantage), ou prolonger un entraînement terminé avec plus d&apos;époques.</translation>
+    </message>
+    <message>
+        <source>The trained model with everything classification needs; last_checkpoint.pt, metrics.csv and report.html go beside it.</source>
+        <translation>Le modèle entraîné avec tout ce dont la classification a besoin ; last_checkpoint.pt, metrics.csv et report.html vont à côté.</translation>
+    </message>
+    <message>
+        <source>The layer of the ground truth (default: the first); QGIS sets it.</source>
+        <translation>La couche de la vérité terrain (par défaut : la première) ; QGIS la renseigne.</translation>
     </message>
 </context>
 </TS>

@@ -15,9 +15,9 @@
 
 #include "app/classify.h"
 #include "core/model_info.h"
-#include "geodlchoices.h"
 #include "geodlenginecall.h"
 #include "geodlfeedbackprogress.h"
+#include "geodloptionparameters.h"
 
 namespace
 {
@@ -93,19 +93,8 @@ QString GeoDLClassifyAlgorithm::shortHelpString() const
              "The raster is read window by window, so rasters of any size classify in bounded memory; "
              "overlapping windows are blended smoothly (no seams) and the edges are padded by reflection, "
              "so no strip is left unclassified. The class raster opens styled with the model's class colours "
-             "and names.\n\n"
-             "Model file: the .pt file training wrote (inference.state_dict_path); it says which bands, "
-             "normalization and classes it needs.\n"
-             "Window size: pixels per window, 0 for the model's sample size (inference.chunk_size).\n"
-             "Overlap: percent of the window shared with each neighbour, e.g. 25 (inference.overlap).\n"
-             "Batch size: windows per forward pass; more is faster until memory runs out (inference.batch_size).\n"
-             "Test-time augmentation: average over the 8 flips and quarter turns (8x slower, often "
-             "smoother; inference.tta).\n"
-             "Extent: only windows touching it are computed; the rest is nodata.\n"
-             "Mask polygons: only windows with a pixel inside a polygon are computed; pixels outside "
-             "every polygon are nodata (the layer is reprojected to the raster's CRS; inference.mask).\n"
-             "Probabilities: one band per class, 0-255 (inference.probabilities).\n"
-             "Polygons: the classes as polygons (GeoPackage); smaller than the minimum area are dropped." );
+             "and names." )
+         + QStringLiteral( "\n\n" ) + geodlOptionsHelp( geodlInfos( geodl::classifyOptionTable() ) );
 }
 
 QIcon GeoDLClassifyAlgorithm::icon() const
@@ -120,35 +109,26 @@ QgsProcessingAlgorithm *GeoDLClassifyAlgorithm::createInstance() const
 
 void GeoDLClassifyAlgorithm::initAlgorithm( const QVariantMap & )
 {
-  addParameter( new QgsProcessingParameterRasterLayer( QStringLiteral( "INPUT" ), tr( "Raster layer" ) ) );
-  addParameter( new QgsProcessingParameterFile( QStringLiteral( "MODEL" ), tr( "Model file" ),
-                QgsProcessingParameterFile::File, QStringLiteral( "pt" ) ) );
-  addParameter( new QgsProcessingParameterNumber( QStringLiteral( "WINDOW" ), tr( "Window size (pixels, 0: the model's sample size)" ),
-                QgsProcessingParameterNumber::Integer, 0, false, 0, 100000 ) );
-  addParameter( new QgsProcessingParameterNumber( QStringLiteral( "OVERLAP" ), tr( "Overlap (percent of the window)" ),
-                QgsProcessingParameterNumber::Double, 25, false, 0, 49 ) );
-  addParameter( new QgsProcessingParameterNumber( QStringLiteral( "BATCH_SIZE" ), tr( "Batch size (windows)" ),
-                QgsProcessingParameterNumber::Integer, 4, false, 1, 10000 ) );
-  addParameter( new QgsProcessingParameterBoolean( QStringLiteral( "TTA" ), tr( "Test-time augmentation" ), false ) );
-  addParameter( new QgsProcessingParameterExtent( QStringLiteral( "EXTENT" ), tr( "Extent" ), QVariant(), true ) );
-  addParameter( new QgsProcessingParameterFeatureSource( QStringLiteral( "MASK" ), tr( "Mask polygons" ),
-                QList<int>() << QgsProcessing::TypeVectorPolygon, QVariant(), true ) );
-  const auto advanced = [this]( QgsProcessingParameterDefinition * p )
+  // Every parameter comes from the engine's option table; layers, extent and destinations are declared here.
+  const auto declare = []( const geodl::OptionInfo & o, const QString & label ) -> QgsProcessingParameterDefinition *
   {
-    p->setFlags( p->flags() | QgsProcessingParameterDefinition::FlagAdvanced );
-    addParameter( p );
+    const QString name = QString::fromStdString( o.parameter );
+    if ( name == QLatin1String( "INPUT" ) )
+      return new QgsProcessingParameterRasterLayer( name, label );
+    if ( name == QLatin1String( "EXTENT" ) )
+      return new QgsProcessingParameterExtent( name, label, QVariant(), true );
+    if ( name == QLatin1String( "MASK" ) )
+      return new QgsProcessingParameterFeatureSource( name, label, QList<int>() << QgsProcessing::TypeVectorPolygon, QVariant(), true );
+    if ( name == QLatin1String( "OUTPUT" ) )
+      return new QgsProcessingParameterRasterDestination( name, label );
+    if ( name == QLatin1String( "PROBABILITIES" ) )
+      return new QgsProcessingParameterRasterDestination( name, label, QVariant(), true, false );
+    if ( name == QLatin1String( "POLYGONS" ) )
+      return new QgsProcessingParameterVectorDestination( name, label, QgsProcessing::TypeVectorPolygon, QVariant(), true, false );
+    return nullptr;
   };
-  advanced( new QgsProcessingParameterNumber( QStringLiteral( "MIN_AREA" ), tr( "Minimum polygon area (map units squared)" ),
-            QgsProcessingParameterNumber::Double, 0, false, 0 ) );
-  advanced( new QgsProcessingParameterBoolean( QStringLiteral( "COG" ), tr( "Cloud Optimized GeoTIFF" ), false ) );
-  advanced( new QgsProcessingParameterEnum( QStringLiteral( "DEVICE" ), tr( "Device" ), geodlDevices(), false, 0 ) );
-  advanced( new QgsProcessingParameterNumber( QStringLiteral( "THREADS" ), tr( "CPU threads (0: all cores)" ),
-            QgsProcessingParameterNumber::Integer, 0, false, 0, 1024 ) );
-  addParameter( new QgsProcessingParameterRasterDestination( QStringLiteral( "OUTPUT" ), tr( "Classes" ) ) );
-  addParameter( new QgsProcessingParameterRasterDestination( QStringLiteral( "PROBABILITIES" ), tr( "Class probabilities" ),
-                QVariant(), true, false ) );
-  addParameter( new QgsProcessingParameterVectorDestination( QStringLiteral( "POLYGONS" ), tr( "Class polygons" ),
-                QgsProcessing::TypeVectorPolygon, QVariant(), true, false ) );
+  for ( QgsProcessingParameterDefinition *p : geodlParameters( geodl::classifyOptionTable(), declare ) )
+    addParameter( p );
 }
 
 QVariantMap GeoDLClassifyAlgorithm::processAlgorithm( const QVariantMap &parameters, QgsProcessingContext &context,
@@ -157,59 +137,51 @@ QVariantMap GeoDLClassifyAlgorithm::processAlgorithm( const QVariantMap &paramet
   QgsRasterLayer *layer = parameterAsRasterLayer( parameters, QStringLiteral( "INPUT" ), context );
   if ( !layer )
     throw QgsProcessingException( invalidRasterError( parameters, QStringLiteral( "INPUT" ) ) );
-  geodl::ClassifyOptions options;
-  options.input = layer->source().toStdString();
-  options.model_path = parameterAsFile( parameters, QStringLiteral( "MODEL" ), context ).toStdString();
-  options.window = parameterAsInt( parameters, QStringLiteral( "WINDOW" ), context );
-  options.overlap = parameterAsDouble( parameters, QStringLiteral( "OVERLAP" ), context );
-  options.batch_size = parameterAsInt( parameters, QStringLiteral( "BATCH_SIZE" ), context );
-  options.tta = parameterAsBoolean( parameters, QStringLiteral( "TTA" ), context );
-  options.min_area = parameterAsDouble( parameters, QStringLiteral( "MIN_AREA" ), context );
-  options.cog = parameterAsBoolean( parameters, QStringLiteral( "COG" ), context );
-  options.device = geodlDevices().value( parameterAsEnum( parameters, QStringLiteral( "DEVICE" ), context ) ).toStdString();
-  options.threads = parameterAsInt( parameters, QStringLiteral( "THREADS" ), context );
+  geodl::OptionValues values = geodlParameterValues( *this, geodl::classifyOptionTable(), parameters, context );
+  values["input"] = geodlValue( layer->source(), QStringLiteral( "INPUT" ) );
   if ( parameters.value( QStringLiteral( "EXTENT" ) ).isValid() && !parameters.value( QStringLiteral( "EXTENT" ) ).toString().isEmpty() )
   {
     const QgsRectangle extent = parameterAsExtent( parameters, QStringLiteral( "EXTENT" ), context, layer->crs() );
     if ( !extent.isNull() )
-    {
-      options.has_extent = true;
-      options.extent[0] = extent.xMinimum();
-      options.extent[1] = extent.yMinimum();
-      options.extent[2] = extent.xMaximum();
-      options.extent[3] = extent.yMaximum();
-    }
+      values["extent"] = geodlValue( QStringLiteral( "%1,%2,%3,%4" ).arg( extent.xMinimum(), 0, 'g', 17 ).arg( extent.yMinimum(), 0, 'g', 17 )
+                                     .arg( extent.xMaximum(), 0, 'g', 17 ).arg( extent.yMaximum(), 0, 'g', 17 ), QStringLiteral( "EXTENT" ) );
   }
   if ( parameters.value( QStringLiteral( "MASK" ) ).isValid() && !parameters.value( QStringLiteral( "MASK" ) ).toString().isEmpty() )
   {
     // A file OGR reads: the layer itself, or a copy of its selected features.
     QString maskLayer;
-    options.mask = parameterAsCompatibleSourceLayerPathAndLayerName( parameters, QStringLiteral( "MASK" ), context,
-                   QStringList() << QStringLiteral( "gpkg" ) << QStringLiteral( "shp" ) << QStringLiteral( "geojson" ),
-                   QStringLiteral( "gpkg" ), feedback, &maskLayer ).toStdString();
-    options.mask_layer = maskLayer.toStdString();
+    const QString mask = parameterAsCompatibleSourceLayerPathAndLayerName( parameters, QStringLiteral( "MASK" ), context,
+                         QStringList() << QStringLiteral( "gpkg" ) << QStringLiteral( "shp" ) << QStringLiteral( "geojson" ),
+                         QStringLiteral( "gpkg" ), feedback, &maskLayer );
+    values["mask"] = geodlValue( mask, QStringLiteral( "MASK" ) );
+    values["mask_layer"] = geodlValue( maskLayer, QStringLiteral( "MASK" ) );
   }
   const QString output = parameterAsOutputLayer( parameters, QStringLiteral( "OUTPUT" ), context );
   if ( !output.endsWith( QLatin1String( ".tif" ), Qt::CaseInsensitive ) && !output.endsWith( QLatin1String( ".tiff" ), Qt::CaseInsensitive ) )
     throw QgsProcessingException( tr( "The classes are written as GeoTIFF: give a .tif file (got %1)." ).arg( output ) );
-  options.output = output.toStdString();
+  values["output"] = geodlValue( output, QStringLiteral( "OUTPUT" ) );
   const QString probabilities = parameterAsOutputLayer( parameters, QStringLiteral( "PROBABILITIES" ), context );
   if ( !probabilities.isEmpty() )
   {
     if ( !probabilities.endsWith( QLatin1String( ".tif" ), Qt::CaseInsensitive ) )
       throw QgsProcessingException( tr( "The probabilities are written as GeoTIFF: give a .tif file (got %1)." ).arg( probabilities ) );
-    options.probabilities = probabilities.toStdString();
+    values["probabilities_path"] = geodlValue( probabilities, QStringLiteral( "PROBABILITIES" ) );
   }
   const QString polygons = parameterAsOutputLayer( parameters, QStringLiteral( "POLYGONS" ), context );
   if ( !polygons.isEmpty() )
   {
     if ( !polygons.endsWith( QLatin1String( ".gpkg" ), Qt::CaseInsensitive ) )
       throw QgsProcessingException( tr( "The polygons are written as a GeoPackage: give a .gpkg file (got %1)." ).arg( polygons ) );
-    options.polygons = polygons.toStdString();
+    values["polygons_path"] = geodlValue( polygons, QStringLiteral( "POLYGONS" ) );
   }
 
   GeoDLFeedbackProgress progress( feedback );
-  const geodl::ClassifyResult result = geodlEngineCall( [&] { return geodl::classify( options, progress ); },
+  const geodl::ClassifyResult result = geodlEngineCall( [&]
+  {
+    geodl::ClassifyJob job;
+    geodl::applyOptions( geodl::classifyOptionTable(), values, job );
+    return geodl::classify( geodl::classifyRuns( job ).front(), progress );
+  },
                                        tr( "Cancelled by the user: no output was written." ) );
   for ( const std::string &w : result.warnings )
     feedback->reportError( QString::fromStdString( w ), false );

@@ -16,6 +16,7 @@
 #include "core/errors.h"
 #include "geodlenginecall.h"
 #include "geodlfeedbackprogress.h"
+#include "geodloptionparameters.h"
 
 namespace
 {
@@ -79,24 +80,8 @@ QString GeoDLCreateSamplesAlgorithm::shortHelpString() const
 {
   return tr( "Cuts a raster and its ground-truth polygons into training samples: HDF5 stores in "
              "geo-deep-learning's layout (trn_samples.hdf5, val_samples.hdf5) and a footprint layer "
-             "with one polygon per sample.\n\n"
-             "Raster layer: any GDAL raster, any number of bands (Byte, UInt16, Int16, Float32...); "
-             "nodata pixels are left out of the loss.\n"
-             "Ground truth: polygons in any CRS (reprojected onto the raster's grid); with "
-             "\"Selected features only\", only those.\n"
-             "Class field: integer class ids (0 is the background), or strings, numbered 1, 2... in "
-             "sorted order. Where polygons overlap, the higher class id wins.\n"
-             "Split: all training; a validation percentage taken as random spatial blocks (so "
-             "overlapping samples never fall on both sides); or the samples inside a validation "
-             "polygon layer.\n"
-             "Sample size: samples' height and width in pixels, typically 256 (global.samples_size).\n"
-             "Distance between samples: in pixels, typically 200 (sample.samples_dist).\n"
-             "Minimum annotated percent: samples with fewer non-background pixels are dropped "
-             "(sample.min_annotated_percent).\n"
-             "Ignored class values: comma-separated values whose pixels are left out of the loss.\n"
-             "Pixels under no polygon are the background (class 0), or, for sparse annotations, "
-             "left out of the loss too.\n"
-             "Number of classes: background included (global.num_classes); 0 takes it from the data." );
+             "with one polygon per sample." )
+         + QStringLiteral( "\n\n" ) + geodlOptionsHelp( geodlInfos( geodl::sampleOptionTable() ) );
 }
 
 QIcon GeoDLCreateSamplesAlgorithm::icon() const
@@ -111,45 +96,26 @@ QgsProcessingAlgorithm *GeoDLCreateSamplesAlgorithm::createInstance() const
 
 void GeoDLCreateSamplesAlgorithm::initAlgorithm( const QVariantMap & )
 {
-  addParameter( new QgsProcessingParameterRasterLayer( QStringLiteral( "INPUT" ), tr( "Raster layer" ) ) );
-  addParameter( new QgsProcessingParameterFeatureSource( QStringLiteral( "VECTOR" ), tr( "Ground truth polygons" ),
-                QList<int>() << QgsProcessing::TypeVectorPolygon ) );
-  addParameter( new QgsProcessingParameterField( QStringLiteral( "FIELD" ), tr( "Class field" ), QVariant(),
-                QStringLiteral( "VECTOR" ) ) );
-  addParameter( new QgsProcessingParameterEnum( QStringLiteral( "SPLIT" ), tr( "Split" ),
-                QStringList() << tr( "All training" ) << tr( "Validation percentage (spatial blocks)" )
-                << tr( "Validation polygon layer" ), false, 1 ) );
-  addParameter( new QgsProcessingParameterNumber( QStringLiteral( "VALIDATION_PERCENT" ), tr( "Validation percentage" ),
-                QgsProcessingParameterNumber::Double, 20, false, 1, 99 ) );
-  addParameter( new QgsProcessingParameterFeatureSource( QStringLiteral( "VALIDATION_LAYER" ), tr( "Validation polygons" ),
-                QList<int>() << QgsProcessing::TypeVectorPolygon, QVariant(), true ) );
-  addParameter( new QgsProcessingParameterNumber( QStringLiteral( "SAMPLE_SIZE" ), tr( "Sample size (pixels)" ),
-                QgsProcessingParameterNumber::Integer, 256, false, 8, 100000 ) );
-  addParameter( new QgsProcessingParameterNumber( QStringLiteral( "STRIDE" ), tr( "Distance between samples (pixels)" ),
-                QgsProcessingParameterNumber::Integer, 200, false, 1, 100000 ) );
-  addParameter( new QgsProcessingParameterNumber( QStringLiteral( "MIN_ANNOTATED" ), tr( "Minimum annotated percent" ),
-                QgsProcessingParameterNumber::Double, 0, false, 0, 100 ) );
-
-  auto classes = std::make_unique<QgsProcessingParameterNumber>( QStringLiteral( "NUM_CLASSES" ),
-                 tr( "Number of classes, background included (0: from the data)" ), QgsProcessingParameterNumber::Integer, 0, false, 0, 255 );
-  classes->setFlags( classes->flags() | QgsProcessingParameterDefinition::FlagAdvanced );
-  addParameter( classes.release() );
-  auto ignored = std::make_unique<QgsProcessingParameterString>( QStringLiteral( "IGNORE_VALUES" ),
-                 tr( "Ignored class values (comma-separated)" ), QVariant(), false, true );
-  ignored->setFlags( ignored->flags() | QgsProcessingParameterDefinition::FlagAdvanced );
-  addParameter( ignored.release() );
-  auto unlabelled = std::make_unique<QgsProcessingParameterBoolean>( QStringLiteral( "UNLABELLED_IGNORED" ),
-                    tr( "Pixels under no polygon are unknown, not background (sparse annotations)" ), false );
-  unlabelled->setFlags( unlabelled->flags() | QgsProcessingParameterDefinition::FlagAdvanced );
-  addParameter( unlabelled.release() );
-  auto seed = std::make_unique<QgsProcessingParameterNumber>( QStringLiteral( "SEED" ), tr( "Random seed (validation blocks)" ),
-              QgsProcessingParameterNumber::Integer, 0, false, 0 );
-  seed->setFlags( seed->flags() | QgsProcessingParameterDefinition::FlagAdvanced );
-  addParameter( seed.release() );
-
-  addParameter( new QgsProcessingParameterFolderDestination( QStringLiteral( "OUTPUT_FOLDER" ), tr( "Sample stores folder" ) ) );
-  addParameter( new QgsProcessingParameterVectorDestination( QStringLiteral( "FOOTPRINT" ), tr( "Sample footprints" ),
-                QgsProcessing::TypeVectorPolygon ) );
+  // Every parameter comes from the engine's option table; layers and destinations are declared here.
+  const auto declare = []( const geodl::OptionInfo & o, const QString & label ) -> QgsProcessingParameterDefinition *
+  {
+    const QString name = QString::fromStdString( o.parameter );
+    if ( name == QLatin1String( "INPUT" ) )
+      return new QgsProcessingParameterRasterLayer( name, label );
+    if ( name == QLatin1String( "VECTOR" ) )
+      return new QgsProcessingParameterFeatureSource( name, label, QList<int>() << QgsProcessing::TypeVectorPolygon );
+    if ( name == QLatin1String( "FIELD" ) )
+      return new QgsProcessingParameterField( name, label, QVariant(), QStringLiteral( "VECTOR" ) );
+    if ( name == QLatin1String( "VALIDATION_LAYER" ) )
+      return new QgsProcessingParameterFeatureSource( name, label, QList<int>() << QgsProcessing::TypeVectorPolygon, QVariant(), true );
+    if ( name == QLatin1String( "OUTPUT_FOLDER" ) )
+      return new QgsProcessingParameterFolderDestination( name, label );
+    if ( name == QLatin1String( "FOOTPRINT" ) )
+      return new QgsProcessingParameterVectorDestination( name, label, QgsProcessing::TypeVectorPolygon );
+    return nullptr;
+  };
+  for ( QgsProcessingParameterDefinition *p : geodlParameters( geodl::sampleOptionTable(), declare ) )
+    addParameter( p );
   addOutput( new QgsProcessingOutputFile( QStringLiteral( "TRAINING_STORE" ), tr( "Training samples (HDF5)" ) ) );
   addOutput( new QgsProcessingOutputFile( QStringLiteral( "VALIDATION_STORE" ), tr( "Validation samples (HDF5)" ) ) );
   addOutput( new QgsProcessingOutputNumber( QStringLiteral( "TRAINING_SAMPLES" ), tr( "Number of training samples" ) ) );
@@ -166,58 +132,43 @@ QVariantMap GeoDLCreateSamplesAlgorithm::processAlgorithm( const QVariantMap &pa
     throw QgsProcessingException( tr( "The raster layer must be a file GDAL reads (this one comes from the %1 provider); "
                                       "save it as a GeoTIFF first." ).arg( raster->providerType() ) );
 
-  geodl::SampleOptions options;
-  geodl::SampleSource source;
-  source.raster = raster->source().toStdString();
+  geodl::OptionValues values = geodlParameterValues( *this, geodl::sampleOptionTable(), parameters, context );
+  values["raster"] = geodlValue( raster->source(), QStringLiteral( "INPUT" ) );
   QString layerName;
   // A file OGR reads: the layer itself, or a copy of its selected features.
   const QString vectorPath = parameterAsCompatibleSourceLayerPathAndLayerName( parameters, QStringLiteral( "VECTOR" ), context,
                              QStringList() << QStringLiteral( "gpkg" ) << QStringLiteral( "shp" ) << QStringLiteral( "geojson" ),
                              QStringLiteral( "gpkg" ), feedback, &layerName );
-  source.vector = vectorPath.toStdString();
-  source.layer = layerName.toStdString();
-  source.field = parameterAsString( parameters, QStringLiteral( "FIELD" ), context ).toStdString();
-  options.sources.push_back( source );
-
-  switch ( parameterAsEnum( parameters, QStringLiteral( "SPLIT" ), context ) )
+  values["vector"] = geodlValue( vectorPath, QStringLiteral( "VECTOR" ) );
+  values["vector_layer"] = geodlValue( layerName, QStringLiteral( "VECTOR" ) );
+  values["field"] = geodlValue( parameterAsString( parameters, QStringLiteral( "FIELD" ), context ), QStringLiteral( "FIELD" ) );
+  if ( parameters.value( QStringLiteral( "VALIDATION_LAYER" ) ).isValid() && !parameters.value( QStringLiteral( "VALIDATION_LAYER" ) ).toString().isEmpty() )
   {
-    case 0:
-      options.split_mode = geodl::SplitMode::FromSources;
-      break;
-    case 1:
-      options.split_mode = geodl::SplitMode::ValidationPercent;
-      options.validation_percent = parameterAsDouble( parameters, QStringLiteral( "VALIDATION_PERCENT" ), context );
-      break;
-    default:
-    {
-      options.split_mode = geodl::SplitMode::ValidationPolygons;
-      if ( !parameters.value( QStringLiteral( "VALIDATION_LAYER" ) ).isValid() )
-        throw QgsProcessingException( tr( "Choose a validation polygon layer, or another split." ) );
-      QString validationLayer;
-      options.validation_vector = parameterAsCompatibleSourceLayerPathAndLayerName( parameters, QStringLiteral( "VALIDATION_LAYER" ), context,
-                                  QStringList() << QStringLiteral( "gpkg" ) << QStringLiteral( "shp" ), QStringLiteral( "gpkg" ), feedback,
-                                  &validationLayer ).toStdString();
-      options.validation_layer = validationLayer.toStdString();
-      break;
-    }
+    QString validationLayer;
+    const QString validationPath = parameterAsCompatibleSourceLayerPathAndLayerName( parameters, QStringLiteral( "VALIDATION_LAYER" ), context,
+                                   QStringList() << QStringLiteral( "gpkg" ) << QStringLiteral( "shp" ), QStringLiteral( "gpkg" ), feedback,
+                                   &validationLayer );
+    values["validation_vector"] = geodlValue( validationPath, QStringLiteral( "VALIDATION_LAYER" ) );
+    values["validation_layer"] = geodlValue( validationLayer, QStringLiteral( "VALIDATION_LAYER" ) );
   }
-  options.sample_size = parameterAsInt( parameters, QStringLiteral( "SAMPLE_SIZE" ), context );
-  options.stride = parameterAsInt( parameters, QStringLiteral( "STRIDE" ), context );
-  options.min_annotated_percent = parameterAsDouble( parameters, QStringLiteral( "MIN_ANNOTATED" ), context );
-  options.num_classes = parameterAsInt( parameters, QStringLiteral( "NUM_CLASSES" ), context );
-  options.seed = static_cast<uint64_t>( parameterAsInt( parameters, QStringLiteral( "SEED" ), context ) );
-  options.unlabelled_ignored = parameterAsBoolean( parameters, QStringLiteral( "UNLABELLED_IGNORED" ), context );
-  const QString ignored = parameterAsString( parameters, QStringLiteral( "IGNORE_VALUES" ), context );
-  for ( const QString &v : ignored.split( ',', Qt::SkipEmptyParts ) )
-    options.ignored_values.push_back( v.trimmed().toStdString() );
-  options.output_folder = parameterAsString( parameters, QStringLiteral( "OUTPUT_FOLDER" ), context ).toStdString();
+  else if ( parameterAsEnum( parameters, QStringLiteral( "SPLIT" ), context ) == 2 )
+  {
+    throw QgsProcessingException( tr( "Choose a validation polygon layer, or another split." ) );
+  }
+  const QString outputFolder = parameterAsString( parameters, QStringLiteral( "OUTPUT_FOLDER" ), context );
+  values["output_folder"] = geodlValue( outputFolder, QStringLiteral( "OUTPUT_FOLDER" ) );
   const QString footprint = parameterAsOutputLayer( parameters, QStringLiteral( "FOOTPRINT" ), context );
   if ( !footprint.endsWith( QLatin1String( ".gpkg" ), Qt::CaseInsensitive ) )
     throw QgsProcessingException( tr( "Sample footprints are written as a GeoPackage: give a .gpkg file (got %1)." ).arg( footprint ) );
-  options.footprint_path = footprint.toStdString();
+  values["footprint_path"] = geodlValue( footprint, QStringLiteral( "FOOTPRINT" ) );
 
   GeoDLFeedbackProgress progress( feedback );
-  const geodl::SampleResult result = geodlEngineCall( [&] { return geodl::createSamples( options, progress ); },
+  const geodl::SampleResult result = geodlEngineCall( [&]
+  {
+    geodl::SampleOptions options;
+    geodl::applyOptions( geodl::sampleOptionTable(), values, options );
+    return geodl::createSamples( options, progress );
+  },
                                      tr( "Cancelled by the user: no sample store was written." ) );
   for ( const std::string &w : result.warnings )
     feedback->reportError( QString::fromStdString( w ), false );
@@ -226,7 +177,7 @@ QVariantMap GeoDLCreateSamplesAlgorithm::processAlgorithm( const QVariantMap &pa
     context.layerToLoadOnCompletionDetails( footprint ).setPostProcessor( new FootprintStyler() );
 
   QVariantMap outputs;
-  outputs.insert( QStringLiteral( "OUTPUT_FOLDER" ), QString::fromStdString( options.output_folder ) );
+  outputs.insert( QStringLiteral( "OUTPUT_FOLDER" ), outputFolder );
   outputs.insert( QStringLiteral( "FOOTPRINT" ), footprint );
   for ( const geodl::SplitResult &split : result.splits )
   {

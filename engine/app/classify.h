@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "app/options.h"
 #include "core/model_info.h"
 #include "core/progress.h"
 
@@ -55,5 +56,23 @@ struct ClassifyResult {
 // against the raster first (bands; a warning for a far-off pixel size or a missing CRS).
 // Throws InputError/IoError (nothing written) or Cancelled (nothing left behind).
 ClassifyResult classify(const ClassifyOptions& options, Progress& progress);
+
+// A classification job as a config, the command line or QGIS gives it: one raster or many,
+// and where their outputs go.
+struct ClassifyJob {
+  std::vector<std::string> inputs;  // inference.img_csv_file, or --input (a raster or a folder)
+  std::string working_folder;       // NAME_inference.tif go here (inference.working_folder)
+  std::string output;               // instead: the class raster of a single input
+  bool probabilities = false;       // NAME_inference_probabilities.tif beside each output
+  bool polygons = false;            // NAME_inference_polygons.gpkg beside each output
+  ClassifyOptions options;          // the rest; explicit probability or polygon paths win
+};
+
+// The options of each raster of the job, outputs named. Throws InputError when the job has
+// no raster, no model or no output, or one output for several rasters.
+std::vector<ClassifyOptions> classifyRuns(const ClassifyJob& job);
+
+// Every option of the classification job: config key, flag, QGIS parameter, range, help.
+const OptionTable<ClassifyJob>& classifyOptionTable();
 
 }  // namespace geodl

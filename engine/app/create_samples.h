@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "app/options.h"
 #include "core/progress.h"
 
 namespace geodl {
@@ -41,7 +42,7 @@ struct SampleOptions {
   // ignored (sparse annotations, where unlabelled does not mean background).
   bool unlabelled_ignored = false;
   SplitMode split_mode = SplitMode::FromSources;
-  double validation_percent = 0;     // ValidationPercent
+  double validation_percent = 20;    // ValidationPercent
   std::string validation_vector;     // ValidationPolygons
   std::string validation_layer;      // its layer; empty: the first
   uint64_t seed = 0;
@@ -74,5 +75,8 @@ struct SampleResult {
 // layer, each under a temporary name renamed when complete. Throws InputError/IoError
 // before writing anything for bad input, Cancelled when progress says so.
 SampleResult createSamples(const SampleOptions& options, Progress& progress);
+
+// Every option of the samples job: config key, flag, QGIS parameter, range, help.
+const OptionTable<SampleOptions>& sampleOptionTable();
 
 }  // namespace geodl

@@ -273,9 +273,9 @@ TrainResult train(const TrainOptions& options, Progress& progress) {
   spec.dropout_probability = options.dropout_probability;
   validate(spec);
 
-  const int64_t n_trn = options.num_trn_samples < 0 ? trn.samples
+  const int64_t n_trn = options.num_trn_samples <= 0 ? trn.samples
                                                     : std::min(trn.samples, options.num_trn_samples);
-  const int64_t n_val = options.num_val_samples < 0 ? val.samples
+  const int64_t n_val = options.num_val_samples <= 0 ? val.samples
                                                     : std::min(val.samples, options.num_val_samples);
   check(n_trn > 0, "the training store '" + options.train_store + "' has no samples");
   check(n_val > 0, "the validation store '" + options.val_store + "' has no samples");

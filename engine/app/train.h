@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "app/options.h"
 #include "core/augment.h"
 #include "core/metrics.h"
 #include "core/progress.h"
@@ -34,8 +35,8 @@ struct TrainOptions {
   int sample_size = 0;      // global.samples_size; 0: the store's
 
   // The data.
-  int64_t num_trn_samples = -1;  // the first N samples of each store; -1: all
-  int64_t num_val_samples = -1;
+  int64_t num_trn_samples = 0;  // the first N samples of each store; 0: all
+  int64_t num_val_samples = 0;
   Augmentation augmentation;     // training only
   int loader_threads = 0;        // background threads preparing batches; 0: automatic
   int prefetch_batches = 3;      // batches prepared ahead
@@ -102,6 +103,13 @@ struct TrainResult {
 // Throws InputError/IoError for bad input, Cancelled (at the next batch; the last checkpoint
 // stays) when progress says so.
 TrainResult train(const TrainOptions& options, Progress& progress);
+
+// The model names (global.model_name) and devices, as option choices.
+std::vector<OptionChoice> modelChoices();
+const std::vector<OptionChoice>& deviceChoices();
+
+// Every option of the training job: config key, flag, QGIS parameter, range, help.
+const OptionTable<TrainOptions>& trainOptionTable();
 
 // The class weights ClassWeighting::Auto gives: total / (present classes x count), and 0
 // for classes with no pixel.

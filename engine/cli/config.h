@@ -1,4 +1,4 @@
-// geo-deep-learning's config.yaml and prep CSV, read into the engine's options structs.
+// geo-deep-learning's config.yaml read through the option tables (app/options.h).
 #pragma once
 
 #include <yaml-cpp/yaml.h>
@@ -6,55 +6,51 @@
 #include <string>
 #include <vector>
 
-#include "app/create_samples.h"
 #include "app/classify.h"
+#include "app/create_samples.h"
+#include "app/options.h"
 #include "app/train.h"
 
 namespace geodl::cli {
 
 // Loads a YAML config, anchors and merge keys (`<<: *anchor`) resolved. Throws InputError
-// with the line and column of a syntax error.
+// with the line and column of a syntax error, and for a file that is empty or not a map of
+// sections.
 YAML::Node loadConfig(const std::string& path);
 
-// Keys of the config that GeoDL does not know, as dotted paths (e.g. "sample.sampels_dist").
+// Keys of the config that no option table knows, as dotted paths (e.g. "sample.sampels_dist").
 std::vector<std::string> unknownKeys(const YAML::Node& config);
 
-// The prep CSV: no header; image, vector, attribute, dataset per line; paths relative to the
-// CSV's folder. Throws InputError naming the line of a malformed row.
-std::vector<SampleSource> readPrepCsv(const std::string& path);
+// One line per key that will not be used: unknown keys (with the valid keys of their
+// section) and geo-deep-learning's keys that have no effect in GeoDL (with the reason).
+std::vector<std::string> configWarnings(const YAML::Node& config);
 
-// The samples job from a config: global.samples_size, num_classes, number_of_bands,
-// data_path (stores go to <data_path>/samples), sample.prep_csv_file, samples_dist,
-// remove_background, mask_input_image, min_annotated_percent, mask_reference, and GeoDL's
-// ignore_values and unlabelled_ignored. Relative
-// paths are taken from the config file's folder.
+// The values a config gives for the options of `infos`: each option's key, else its first
+// alias present; null values are absent. Relative paths are taken from the config's folder;
+// `model` replaces the * of models.*.x keys.
+OptionValues configValues(const YAML::Node& config, const std::vector<const OptionInfo*>& infos,
+                          const std::string& config_path, const std::string& model = "");
+
+template <class Options>
+OptionValues configValues(const YAML::Node& config, const OptionTable<Options>& table,
+                          const std::string& config_path, const std::string& model = "") {
+  std::vector<const OptionInfo*> infos;
+  for (const auto& o : table) infos.push_back(&o);
+  return configValues(config, infos, config_path, model);
+}
+
+// The model whose models.<name> section applies: `given` (the command line's) when set,
+// else global.model_name, else the default model.
+std::string configModelName(const YAML::Node& config, const std::string& given = "");
+
+// The jobs from a config alone (the command line adds its values to configValues' before
+// applying them). Each checks that the job has what it cannot run without.
 SampleOptions sampleOptionsFromConfig(const YAML::Node& config, const std::string& config_path);
-
-// The training job from a config: global.model_name, num_classes, number_of_bands,
-// samples_size, data_path (stores read from <data_path>/samples/{trn,val}_samples.hdf5);
-// training.output_path (default <data_path>/model), num_trn_samples, num_val_samples,
-// batch_size (a number, or auto), num_epochs, learning_rate, weight_decay, step_size, gamma,
-// class_weights (false, auto or a list), the augmentation keys (rotate_limit, rotate_prob,
-// hflip_prob, vflip_prob; directly under training or in training.augmentation), and
-// GeoDL's patience, best_metric, seed, deterministic, threads, device, bf16, checkpoint,
-// memory_budget_mib, loader_threads; models.<model_name>.dropout, probability, pretrained
-// and checkpoint. Relative paths are taken from the config file's folder.
 TrainOptions trainOptionsFromConfig(const YAML::Node& config, const std::string& config_path);
-
-// The classification job from a config's inference section: img_csv_file (one raster per
-// line, first column; relative to the CSV's folder), working_folder, state_dict_path (the
-// model file), chunk_size (window), overlap (percent), and GeoDL's batch_size, device,
-// tta, probabilities, threads. `inputs` is empty when the config names no CSV.
-struct ClassifyJob {
-  std::vector<std::string> inputs;
-  std::string working_folder;
-  bool probabilities = false;
-  ClassifyOptions options;  // input and output paths left empty
-};
 ClassifyJob classifyJobFromConfig(const YAML::Node& config, const std::string& config_path);
 
-// The rasters of an inference CSV (first column of each non-empty line). Throws InputError
-// for a CSV without a raster.
-std::vector<std::string> readInferenceCsv(const std::string& path);
+// What each job cannot run without, with the key or flag that gives it.
+void requireSampleInputs(const SampleOptions& options);
+void requireTrainInputs(const TrainOptions& options);
 
 }  // namespace geodl::cli

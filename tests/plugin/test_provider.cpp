@@ -25,6 +25,10 @@
 #include <qgsmaplayerstore.h>
 #include <qgspalettedrasterrenderer.h>
 
+#include "app/batch_probe_options.h"
+#include "app/classify.h"
+#include "app/create_samples.h"
+#include "app/train.h"
 #include "core/device.h"
 #include "io/sample_store.h"
 #include "core/model_info.h"
@@ -107,6 +111,55 @@ TEST_F( ProviderTest, ProviderAndAlgorithmAreRegistered )
   for ( const char *name : { "MODEL", "SAMPLE_SIZE", "BANDS", "CLASSES", "CHECKPOINT", "BUDGET_MIB" } )
     EXPECT_NE( alg->parameterDefinition( QString( name ) ), nullptr ) << name;
   EXPECT_NE( alg->outputDefinition( QStringLiteral( "MAX_BATCH" ) ), nullptr );
+}
+
+// Each algorithm's parameters are its option table's: every one there, with the table's
+// default (the options struct's own), range, advanced flag and help.
+template <class Options>
+void expectParametersFromTable( const QString &id, const geodl::OptionTable<Options> &table )
+{
+  const QgsProcessingAlgorithm *alg = QgsApplication::processingRegistry()->algorithmById( id );
+  ASSERT_NE( alg, nullptr ) << id.toStdString();
+  for ( const auto &o : table )
+  {
+    if ( o.parameter.empty() )
+      continue;
+    SCOPED_TRACE( id.toStdString() + " " + o.parameter );
+    const QgsProcessingParameterDefinition *p = alg->parameterDefinition( QString::fromStdString( o.parameter ) );
+    ASSERT_NE( p, nullptr );
+    EXPECT_EQ( bool( p->flags() & QgsProcessingParameterDefinition::FlagAdvanced ), o.advanced );
+    EXPECT_FALSE( p->help().isEmpty() );
+    EXPECT_TRUE( alg->shortHelpString().contains( p->description() ) );
+    if ( o.plugin_declares )
+      continue;
+    const std::string def = o.processing_default.empty() ? geodl::defaultText( o ) : o.processing_default;
+    if ( const auto *n = dynamic_cast<const QgsProcessingParameterNumber *>( p ) )
+    {
+      EXPECT_DOUBLE_EQ( n->defaultValue().toDouble(), std::stod( def ) );
+      EXPECT_DOUBLE_EQ( n->minimum(), o.min );
+      EXPECT_DOUBLE_EQ( n->maximum(), o.max );
+    }
+    else if ( dynamic_cast<const QgsProcessingParameterBoolean *>( p ) )
+      EXPECT_EQ( p->defaultValue().toBool(), def == "true" );
+    else if ( const auto *e = dynamic_cast<const QgsProcessingParameterEnum *>( p ) )
+    {
+      const auto choices = o.choices();
+      ASSERT_EQ( e->options().size(), static_cast<int>( choices.size() ) );
+      EXPECT_EQ( choices.at( static_cast<size_t>( e->defaultValue().toInt() ) ).value, def );
+    }
+  }
+}
+
+TEST_F( ProviderTest, ParametersComeFromTheOptionTables )
+{
+  expectParametersFromTable( QStringLiteral( "geodl:createsamples" ), geodl::sampleOptionTable() );
+  expectParametersFromTable( QStringLiteral( "geodl:train" ), geodl::trainOptionTable() );
+  expectParametersFromTable( QStringLiteral( "geodl:classify" ), geodl::classifyOptionTable() );
+  expectParametersFromTable( QStringLiteral( "geodl:estimatebatchsize" ), geodl::batchProbeOptionTable() );
+  // The drift that started it: QGIS's dropout probability was 0.2, the engine's 0.5.
+  const QgsProcessingAlgorithm *train = QgsApplication::processingRegistry()->algorithmById( QStringLiteral( "geodl:train" ) );
+  EXPECT_DOUBLE_EQ( train->parameterDefinition( QStringLiteral( "DROPOUT_PROBABILITY" ) )->defaultValue().toDouble(),
+                    geodl::TrainOptions{}.dropout_probability );
 }
 
 TEST_F( ProviderTest, RunsThroughTheRegistryWithProgress )

@@ -3,6 +3,7 @@
 
 #include <fstream>
 
+#include "app/csv.h"
 #include "cli/config.h"
 #include "core/errors.h"
 #include "io/gis_fixtures.h"
@@ -83,16 +84,16 @@ TEST(Config, MalformedCsvLinesAreNamed) {
   test::TempDir dir;
   const auto csv = write(dir, "prep.csv", "a.tif,b.gpkg,class,trn\na.tif,b.gpkg,trn\n");
   try {
-    cli::readPrepCsv(csv);
+    readPrepCsv(csv);
     FAIL();
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("line 2 of"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("has 3 columns"), std::string::npos) << e.what();
   }
   const auto split = write(dir, "split.csv", "a.tif,b.gpkg,class,train\n");
-  EXPECT_THROW(cli::readPrepCsv(split), InputError);
+  EXPECT_THROW(readPrepCsv(split), InputError);
   const auto empty = write(dir, "empty.csv", "\n");
-  EXPECT_THROW(cli::readPrepCsv(empty), InputError);
+  EXPECT_THROW(readPrepCsv(empty), InputError);
 }
 
 TEST(Config, ABadValueNamesItsKey) {
@@ -174,10 +175,12 @@ TEST(TrainConfig, GeoDLKeysAndTheirVariants) {
             ClassWeighting::Auto);
   const auto bad = write(dir, "b.yaml", "global:\n  data_path: .\ntraining:\n  class_weights: true\n");
   test::expectErrorContaining([&] { cli::trainOptionsFromConfig(cli::loadConfig(bad), bad); },
-                              "use auto (from the class frequencies) or a list");
+                              "training.class_weights has the value 'true', which is not one of false, auto, "
+                              "or a list of numbers");
   const auto text = write(dir, "t.yaml", "global:\n  data_path: .\ntraining:\n  num_epochs: many\n");
   test::expectErrorContaining([&] { cli::trainOptionsFromConfig(cli::loadConfig(text), text); },
-                              "training.num_epochs has the value 'many'");
+                              "training.num_epochs has the value 'many', which is not a whole number from 1 "
+                              "to 100000");
 }
 
 }  // namespace

@@ -1,0 +1,183 @@
+// The options of the classification job, declared once (see app/options.h), and the job's
+// rasters and output names.
+#include <algorithm>
+#include <filesystem>
+#include <sstream>
+
+#include "app/classify.h"
+#include "app/csv.h"
+#include "app/train.h"
+#include "core/errors.h"
+
+namespace geodl {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using O = ClassifyJob;
+
+// A raster, or every .tif, .tiff and .vrt of a folder, in name order.
+std::vector<std::string> rastersOf(const std::string& input) {
+  if (!fs::is_directory(input)) return {input};
+  std::vector<std::string> rasters;
+  for (const auto& entry : fs::directory_iterator(input)) {
+    const std::string ext = entry.path().extension().string();
+    if (entry.is_regular_file() && (ext == ".tif" || ext == ".tiff" || ext == ".TIF" || ext == ".vrt"))
+      rasters.push_back(entry.path().string());
+  }
+  std::sort(rasters.begin(), rasters.end());
+  if (rasters.empty()) throw InputError("the folder '" + input + "' holds no .tif, .tiff or .vrt raster");
+  return rasters;
+}
+
+void parseExtent(const std::string& text, ClassifyOptions& o) {
+  std::istringstream in(text);
+  char c1 = 0, c2 = 0, c3 = 0;
+  double e[4];
+  if (!(in >> e[0] >> c1 >> e[1] >> c2 >> e[2] >> c3 >> e[3]) || c1 != ',' || c2 != ',' || c3 != ',' ||
+      !(e[0] < e[2] && e[1] < e[3]))
+    throw InputError("the extent takes minx,miny,maxx,maxy in the raster's CRS (min below max), not '" +
+                     text + "'");
+  std::copy(e, e + 4, o.extent);
+  o.has_extent = true;
+}
+
+// An option of a ClassifyOptions field.
+template <class T>
+Option<O> engine(const char* name, T ClassifyOptions::*member) {
+  const Option<ClassifyOptions> inner = option(name, member);
+  Option<O> o;
+  static_cast<OptionInfo&>(o) = inner;  // name and type from the field
+  o.set = [inner](O& job, const OptionInput& v) { inner.set(job.options, v); };
+  o.show = [inner](const O& job) { return inner.show(job.options); };
+  return o;
+}
+
+}  // namespace
+
+std::vector<ClassifyOptions> classifyRuns(const ClassifyJob& job) {
+  if (job.inputs.empty())
+    throw InputError("nothing to classify: give a raster or a folder (--input), or "
+                     "inference.img_csv_file in the config");
+  if (job.options.model_path.empty())
+    throw InputError("no model file: give --model or inference.state_dict_path");
+  if (!job.output.empty() && job.inputs.size() > 1)
+    throw InputError("--output names one file but there are " + std::to_string(job.inputs.size()) +
+                     " rasters; use --working-folder");
+  if (job.working_folder.empty() && job.output.empty())
+    throw InputError("no output folder: give --working-folder (or --output) or inference.working_folder");
+  std::vector<ClassifyOptions> runs;
+  for (const auto& input : job.inputs) {
+    ClassifyOptions one = job.options;
+    one.input = input;
+    one.output = !job.output.empty()
+                     ? job.output
+                     : (fs::path(job.working_folder) / (fs::path(input).stem().string() + "_inference.tif")).string();
+    const fs::path out(one.output);
+    const std::string stem = (out.parent_path() / out.stem()).string();
+    if (one.probabilities.empty() && (job.probabilities || one.probabilities_float))
+      one.probabilities = stem + "_probabilities.tif";
+    if (one.polygons.empty() && job.polygons) one.polygons = stem + "_polygons.gpkg";
+    runs.push_back(one);
+  }
+  return runs;
+}
+
+const OptionTable<ClassifyJob>& classifyOptionTable() {
+  static const OptionTable<O> table = {
+      option<O>("img_csv_file", OptionType::Path,
+                [](O& o, const OptionInput& v) { o.inputs = readInferenceCsv(v.text); })
+          .config("inference.img_csv_file").cli("img-csv-file")
+          .describe("", GEODL_TR("A CSV with one raster per line (first column, relative to the CSV).")),
+      option<O>("input", OptionType::Path, [](O& o, const OptionInput& v) { o.inputs = rastersOf(v.text); })
+          .cli("input").qgis("INPUT").declaredByPlugin()
+          .describe(GEODL_TR("Raster layer"),
+                    GEODL_TR("The raster to classify (on the command line: a raster or a folder of them, "
+                             "instead of img_csv_file).")),
+      engine("model_path", &ClassifyOptions::model_path)
+          .path("pt").config("inference.state_dict_path").cli("model").qgis("MODEL")
+          .describe(GEODL_TR("Model file"),
+                    GEODL_TR("The .pt file training wrote; it says which bands, normalization and classes it "
+                             "needs. A TorchScript module classifies too, with a sidecar.")),
+      engine("sidecar", &ClassifyOptions::sidecar)
+          .path().config("inference.sidecar").cli("sidecar")
+          .describe("", GEODL_TR("For a TorchScript model: its description, JSON or YAML (default: beside it).")),
+      engine("window", &ClassifyOptions::window)
+          .range(0, 100000).config("inference.chunk_size").cli("window").qgis("WINDOW")
+          .describe(GEODL_TR("Window size (pixels, 0: the model's sample size)"),
+                    GEODL_TR("Pixels per window side (0: the model's sample size).")),
+      engine("overlap", &ClassifyOptions::overlap)
+          .range(0, 49).config("inference.overlap").cli("overlap").qgis("OVERLAP")
+          .describe(GEODL_TR("Overlap (percent of the window)"),
+                    GEODL_TR("Percent of the window shared with each neighbour, blended smoothly, e.g. 25.")),
+      engine("batch_size", &ClassifyOptions::batch_size)
+          .range(0, 10000).config("inference.batch_size").cli("batch-size").qgis("BATCH_SIZE")
+          .describe(GEODL_TR("Batch size (windows)"),
+                    GEODL_TR("Windows per forward pass; more is faster until memory runs out (0: as many as "
+                             "fit the memory budget).")),
+      engine("memory_budget_mib", &ClassifyOptions::memory_budget_mib)
+          .range(0, 1e9).config("inference.memory_budget_mib").cli("memory-budget-mib")
+          .qgis("MEMORY_BUDGET_MIB", true)
+          .describe(GEODL_TR("Memory budget for batch size 0 (MiB, 0: automatic)"),
+                    GEODL_TR("The memory batch size 0 may fill (0: half the free RAM, or 90% of the GPU's).")),
+      engine("tta", &ClassifyOptions::tta)
+          .config("inference.tta").cli("tta").qgis("TTA")
+          .describe(GEODL_TR("Test-time augmentation"),
+                    GEODL_TR("Average over the 8 flips and quarter turns: 8 times slower, often smoother.")),
+      option<O>("extent", OptionType::Text, [](O& o, const OptionInput& v) { parseExtent(v.text, o.options); })
+          .cli("extent").qgis("EXTENT").declaredByPlugin()
+          .describe(GEODL_TR("Extent"),
+                    GEODL_TR("minx,miny,maxx,maxy in the raster's CRS: only windows touching it are computed, "
+                             "the rest is nodata.")),
+      engine("mask", &ClassifyOptions::mask)
+          .path().config("inference.mask").cli("mask").qgis("MASK").declaredByPlugin()
+          .describe(GEODL_TR("Mask polygons"),
+                    GEODL_TR("Only windows with a pixel inside a polygon are computed; pixels outside every "
+                             "polygon are nodata (reprojected to the raster's CRS).")),
+      engine("mask_layer", &ClassifyOptions::mask_layer)
+          .config("inference.mask_layer").cli("mask-layer")
+          .describe("", GEODL_TR("The layer of the mask (default: the first).")),
+      engine("min_area", &ClassifyOptions::min_area)
+          .range(0, 1e300).config("inference.min_area").cli("min-area").qgis("MIN_AREA", true)
+          .describe(GEODL_TR("Minimum polygon area (map units squared)"),
+                    GEODL_TR("Class polygons smaller than this are dropped.")),
+      engine("cog", &ClassifyOptions::cog)
+          .config("inference.cog").cli("cog").qgis("COG", true)
+          .describe(GEODL_TR("Cloud Optimized GeoTIFF"), GEODL_TR("Write Cloud Optimized GeoTIFFs.")),
+      engine("device", &ClassifyOptions::device)
+          .oneOf([] { return deviceChoices(); }).pattern("cuda:N")
+          .config("inference.device").cli("device").qgis("DEVICE", true)
+          .describe(GEODL_TR("Device"), GEODL_TR("auto (a GPU when there is one), cpu, cuda or cuda:N.")),
+      engine("threads", &ClassifyOptions::threads)
+          .range(0, 1024).config("inference.threads").cli("threads").qgis("THREADS", true)
+          .describe(GEODL_TR("CPU threads (0: all cores)"), GEODL_TR("LibTorch's CPU threads (0: all cores).")),
+      option("working_folder", &O::working_folder)
+          .path().config("inference.working_folder").cli("working-folder")
+          .describe("", GEODL_TR("Where NAME_inference.tif goes for each raster.")),
+      option("output", &O::output)
+          .path("tif").cli("output").qgis("OUTPUT").declaredByPlugin()
+          .describe(GEODL_TR("Classes"),
+                    GEODL_TR("The class raster (GeoTIFF), styled with the model's classes; for one raster.")),
+      option("probabilities", &O::probabilities)
+          .config("inference.probabilities").cli("probabilities")
+          .describe("", GEODL_TR("Also write NAME_inference_probabilities.tif: one band per class, 0-255.")),
+      engine("probabilities_float", &ClassifyOptions::probabilities_float)
+          .config("inference.probabilities_float").cli("probabilities-float")
+          .describe("", GEODL_TR("The probabilities as Float32 0-1 (implies probabilities).")),
+      engine("probabilities_path", &ClassifyOptions::probabilities)
+          .path("tif").qgis("PROBABILITIES").declaredByPlugin()
+          .describe(GEODL_TR("Class probabilities"),
+                    GEODL_TR("One band per class, 0-255 (GeoTIFF).")),
+      option("polygons", &O::polygons)
+          .config("inference.polygons").cli("polygons")
+          .describe("", GEODL_TR("Also write NAME_inference_polygons.gpkg: the classes as polygons.")),
+      engine("polygons_path", &ClassifyOptions::polygons)
+          .path("gpkg").qgis("POLYGONS").declaredByPlugin()
+          .describe(GEODL_TR("Class polygons"),
+                    GEODL_TR("The classes as polygons (GeoPackage: class_id, class_name, area).")),
+  };
+  return table;
+}
+
+}  // namespace geodl

@@ -1,0 +1,207 @@
+// The options of the training job, declared once (see app/options.h).
+#include <filesystem>
+
+#include "app/train.h"
+#include "core/model_spec.h"
+
+namespace geodl {
+
+namespace fs = std::filesystem;
+
+std::vector<OptionChoice> modelChoices() {
+  std::vector<OptionChoice> choices;
+  for (const auto& name : modelNames()) choices.push_back({name, name.c_str()});
+  return choices;
+}
+
+const std::vector<OptionChoice>& deviceChoices() {
+  static const std::vector<OptionChoice> choices = {{"auto", "auto"}, {"cpu", "cpu"}, {"cuda", "cuda"}};
+  return choices;
+}
+
+namespace {
+
+using O = TrainOptions;
+
+// The augmentation keys: in training.augmentation, or directly under training (both have
+// been geo-deep-learning's).
+Option<O> augmentation(const char* name, double Augmentation::*member) {
+  const std::string key(name);
+  return option<O>(name, OptionType::Number,
+                   [member](O& o, const OptionInput& v) { o.augmentation.*member = v.number; },
+                   [member](const O& o) { return optionText(o.augmentation.*member); })
+      .config("training.augmentation." + key, {"training." + key});
+}
+
+}  // namespace
+
+const OptionTable<TrainOptions>& trainOptionTable() {
+  static const OptionTable<O> table = {
+      option<O>("data_path", OptionType::Path,
+                [](O& o, const OptionInput& v) {
+                  const fs::path data(v.text);
+                  o.train_store = (data / "samples" / "trn_samples.hdf5").string();
+                  o.val_store = (data / "samples" / "val_samples.hdf5").string();
+                  o.output_folder = (data / "model").string();
+                })
+          .config("global.data_path").cli("data-path")
+          .describe("", GEODL_TR("The data folder: the stores are read from DATA_PATH/samples, the model goes "
+                                 "to DATA_PATH/model unless output_path says otherwise.")),
+      option("train_store", &O::train_store)
+          .path("hdf5").cli("train-store").qgis("TRAINING_STORE")
+          .describe(GEODL_TR("Training samples (HDF5)"),
+                    GEODL_TR("The training store that \"Create training samples\" wrote (trn_samples.hdf5).")),
+      option("val_store", &O::val_store)
+          .path("hdf5").cli("val-store").qgis("VALIDATION_STORE")
+          .describe(GEODL_TR("Validation samples (HDF5)"),
+                    GEODL_TR("The validation store (val_samples.hdf5).")),
+      option("output_folder", &O::output_folder)
+          .path().config("training.output_path").cli("output-path")
+          .describe("", GEODL_TR("The folder of model.pt, last_checkpoint.pt, metrics.csv and report.html.")),
+      option("model", &O::model)
+          .oneOf(modelChoices).config("global.model_name").cli("model").qgis("MODEL")
+          .describe(GEODL_TR("Model"),
+                    GEODL_TR("The architecture; checkpointed_unet is unetsmall with gradient checkpointing.")),
+      option("sample_size", &O::sample_size)
+          .range(0, 100000).config("global.samples_size").cli("samples-size")
+          .describe("", GEODL_TR("The samples' size, checked against the stores (0: not checked).")),
+      option("num_classes", &O::num_classes)
+          .range(0, 255).config("global.num_classes").cli("num-classes")
+          .describe("", GEODL_TR("Classes, background included, checked against the stores (0: the stores').")),
+      option("bands", &O::bands)
+          .range(0, 10000).config("global.number_of_bands").cli("number-of-bands")
+          .describe("", GEODL_TR("Bands, checked against the stores (0: the stores').")),
+      option("epochs", &O::epochs)
+          .range(1, 100000).config("training.num_epochs").cli("epochs").qgis("EPOCHS")
+          .describe(GEODL_TR("Epochs"), GEODL_TR("Passes over the training samples, e.g. 50-200.")),
+      option("batch_size", &O::batch_size)
+          .range(0, 100000).zeroWord("auto").config("training.batch_size").cli("batch-size").qgis("BATCH_SIZE")
+          .describe(GEODL_TR("Batch size (0: largest that fits)"),
+                    GEODL_TR("Samples per step; 0 or auto: the largest that fits the memory budget.")),
+      option("learning_rate", &O::learning_rate)
+          .range(1e-9, 10).config("training.learning_rate").cli("learning-rate").qgis("LEARNING_RATE")
+          .describe(GEODL_TR("Learning rate"), GEODL_TR("Adam's learning rate, typically 0.0001.")),
+      option("weight_decay", &O::weight_decay)
+          .range(0, 1).config("training.weight_decay").cli("weight-decay").qgis("WEIGHT_DECAY", true)
+          .describe(GEODL_TR("Weight decay"), GEODL_TR("Adam's L2 penalty on the weights.")),
+      option("step_size", &O::step_size)
+          .range(1, 100000).config("training.step_size").cli("step-size").qgis("STEP_SIZE", true)
+          .describe(GEODL_TR("Learning rate step (epochs)"),
+                    GEODL_TR("The learning rate is multiplied by gamma every step_size epochs.")),
+      option("gamma", &O::gamma)
+          .range(1e-6, 10).config("training.gamma").cli("gamma").qgis("GAMMA", true)
+          .describe(GEODL_TR("Learning rate factor per step (gamma)"),
+                    GEODL_TR("What the learning rate is multiplied by every step_size epochs.")),
+      option<O>("class_weights", OptionType::Choice,
+                [](O& o, const OptionInput& v) {
+                  o.class_weights.clear();
+                  if (!v.list.empty()) {
+                    o.class_weighting = ClassWeighting::Given;
+                    for (const auto& w : v.list) o.class_weights.push_back(std::stod(w));
+                  } else {
+                    o.class_weighting = v.text == "auto" ? ClassWeighting::Auto : ClassWeighting::None;
+                  }
+                },
+                [](const O& o) -> std::string {
+                  if (o.class_weighting == ClassWeighting::Auto) return "auto";
+                  if (o.class_weighting == ClassWeighting::None) return "false";
+                  std::vector<std::string> w;
+                  for (double x : o.class_weights) w.push_back(optionText(x));
+                  return "[" + optionText(w) + "]";
+                })
+          .oneOf({{"false", GEODL_TR("None")}, {"auto", GEODL_TR("Automatic (inverse class frequency)")}})
+          .numbersToo().config("training.class_weights").cli("class-weights").qgis("CLASS_WEIGHTS", true)
+          .describe(GEODL_TR("Class weights"),
+                    GEODL_TR("false: every class weighs the same; auto: inverse class frequency in the training "
+                             "samples, to help rare classes; or a list with one weight per class.")),
+      option("checkpoint", &O::checkpoint)
+          .config("training.checkpoint", {"models.*.checkpoint"}).cli("checkpoint").qgis("CHECKPOINT", true)
+          .describe(GEODL_TR("Gradient checkpointing"),
+                    GEODL_TR("Recompute activations in backward: about three times the batch for some 25% more "
+                             "time.")),
+      option("dropout", &O::dropout)
+          .config("models.*.dropout").cli("dropout").qgis("DROPOUT", true)
+          .describe(GEODL_TR("Dropout"), GEODL_TR("Dropout in the UNets' blocks.")),
+      option("dropout_probability", &O::dropout_probability)
+          .range(0, 0.99).config("models.*.probability").cli("dropout-probability").qgis("DROPOUT_PROBABILITY", true)
+          .describe(GEODL_TR("Dropout probability"), GEODL_TR("The probability of dropout, with dropout.")),
+      option("pretrained", &O::pretrained)
+          .path().config("models.*.pretrained").cli("pretrained").qgis("PRETRAINED", true)
+          .describe(GEODL_TR("Pretrained weights"),
+                    GEODL_TR("A GeoDL model file to fine-tune, a torch.save'd state dict, or VGG11 weights for "
+                             "ternausnet (False: none).")),
+      augmentation("rotate_limit", &Augmentation::rotate_limit)
+          .range(0, 180).cli("rotate-limit").qgis("ROTATE_LIMIT", true)
+          .describe(GEODL_TR("Random rotation limit (degrees)"),
+                    GEODL_TR("Training samples are rotated by up to this many degrees.")),
+      augmentation("rotate_prob", &Augmentation::rotate_prob)
+          .range(0, 1).cli("rotate-prob").qgis("ROTATE_PROB", true)
+          .describe(GEODL_TR("Rotation probability"), GEODL_TR("The probability of a random rotation.")),
+      augmentation("hflip_prob", &Augmentation::hflip_prob)
+          .range(0, 1).cli("hflip-prob").qgis("HFLIP_PROB", true)
+          .describe(GEODL_TR("Horizontal flip probability"),
+                    GEODL_TR("The probability of a horizontal flip.")),
+      augmentation("vflip_prob", &Augmentation::vflip_prob)
+          .range(0, 1).cli("vflip-prob").qgis("VFLIP_PROB", true)
+          .describe(GEODL_TR("Vertical flip probability"), GEODL_TR("The probability of a vertical flip.")),
+      option("num_trn_samples", &O::num_trn_samples)
+          .range(0, 1e12).config("training.num_trn_samples").cli("num-trn-samples").qgis("NUM_TRN_SAMPLES", true)
+          .describe(GEODL_TR("Training samples to use (0: all)"),
+                    GEODL_TR("Only the first N training samples (0: all).")),
+      option("num_val_samples", &O::num_val_samples)
+          .range(0, 1e12).config("training.num_val_samples").cli("num-val-samples").qgis("NUM_VAL_SAMPLES", true)
+          .describe(GEODL_TR("Validation samples to use (0: all)"),
+                    GEODL_TR("Only the first N validation samples (0: all).")),
+      option("patience", &O::patience)
+          .range(0, 100000).config("training.patience").cli("patience").qgis("PATIENCE", true)
+          .describe(GEODL_TR("Early stopping patience (epochs, 0: off)"),
+                    GEODL_TR("Stop when the best metric has not improved for this many epochs (0: never).")),
+      option("best_metric", &O::best_metric)
+          .oneOf({{"loss", GEODL_TR("Validation loss")}, {"miou", GEODL_TR("Mean IoU")}})
+          .config("training.best_metric").cli("best-metric").qgis("BEST_METRIC", true)
+          .describe(GEODL_TR("Best model by"),
+                    GEODL_TR("What picks the best model: the lowest validation loss or the highest mean IoU.")),
+      option("memory_budget_mib", &O::memory_budget_mib)
+          .range(0, 1e9).config("training.memory_budget_mib").cli("memory-budget-mib").qgis("MEMORY_BUDGET_MIB", true)
+          .describe(GEODL_TR("Memory budget for batch size 0 (MiB, 0: automatic)"),
+                    GEODL_TR("The memory batch size 0 may fill (0: half the free RAM, or 90% of the GPU's).")),
+      option("seed", &O::seed)
+          .range(-1, 2147483647).config("training.seed", {"global.seed"}).cli("seed").qgis("SEED", true)
+          .describe(GEODL_TR("Random seed (-1: random)"),
+                    GEODL_TR("The seed of initialization, order and augmentation (-1: a random one, recorded).")),
+      option("deterministic", &O::deterministic)
+          .config("training.deterministic").cli("deterministic").qgis("DETERMINISTIC", true)
+          .describe(GEODL_TR("Deterministic"),
+                    GEODL_TR("Deterministic algorithms: the same seed gives the same losses and weights.")),
+      option("threads", &O::threads)
+          .range(0, 1024).config("training.threads").cli("threads").qgis("THREADS", true)
+          .describe(GEODL_TR("CPU threads (0: all cores)"), GEODL_TR("LibTorch's CPU threads (0: all cores).")),
+      option("loader_threads", &O::loader_threads)
+          .range(0, 256).config("training.loader_threads").cli("loader-threads")
+          .describe("", GEODL_TR("Background threads preparing batches (0: automatic).")),
+      option("device", &O::device)
+          .oneOf([] { return deviceChoices(); }).pattern("cuda:N")
+          .config("training.device").cli("device").qgis("DEVICE", true)
+          .describe(GEODL_TR("Device"), GEODL_TR("auto (a GPU when there is one), cpu, cuda or cuda:N.")),
+      option("bf16", &O::bf16)
+          .config("training.bf16").cli("bf16").qgis("BF16", true)
+          .describe(GEODL_TR("bfloat16 autocast (GPU)"), GEODL_TR("bfloat16 autocast on the GPU.")),
+      option("resume", &O::resume)
+          .cli("resume").qgis("RESUME", true)
+          .describe(GEODL_TR("Resume from the checkpoint in the model's folder"),
+                    GEODL_TR("Continue from last_checkpoint.pt in the output folder (after a stop or a crash), "
+                             "or extend a finished run with more epochs.")),
+      option<O>("model_path", OptionType::Path,
+                [](O& o, const OptionInput& v) {
+                  o.model_path = v.text;
+                  o.output_folder = fs::path(v.text).parent_path().string();
+                })
+          .qgis("OUTPUT_MODEL").declaredByPlugin()
+          .describe(GEODL_TR("Model file"),
+                    GEODL_TR("The trained model with everything classification needs; last_checkpoint.pt, "
+                             "metrics.csv and report.html go beside it.")),
+  };
+  return table;
+}
+
+}  // namespace geodl

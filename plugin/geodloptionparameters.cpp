@@ -1,0 +1,125 @@
+#include "geodloptionparameters.h"
+
+#include <QCoreApplication>
+
+#include <cfloat>
+#include <cmath>
+
+QString geodlOptionText( const char *text )
+{
+  return text && *text ? QCoreApplication::translate( "geodl", text ) : QString();
+}
+
+QgsProcessingParameterDefinition *geodlParameterFor( const geodl::OptionInfo &info, const std::string &defaultText )
+{
+  const QString name = QString::fromStdString( info.parameter );
+  const QString label = geodlOptionText( info.label );
+  const QString def = QString::fromStdString( defaultText );
+  const double min = std::isfinite( info.min ) ? info.min : -DBL_MAX;
+  const double max = std::isfinite( info.max ) ? info.max : DBL_MAX;
+  switch ( info.type )
+  {
+    case geodl::OptionType::Bool:
+      return new QgsProcessingParameterBoolean( name, label, def == QLatin1String( "true" ) );
+    case geodl::OptionType::Int:
+      return new QgsProcessingParameterNumber( name, label, QgsProcessingParameterNumber::Integer, def.toDouble(), false, min, max );
+    case geodl::OptionType::Number:
+      return new QgsProcessingParameterNumber( name, label, QgsProcessingParameterNumber::Double, def.toDouble(), false, min, max );
+    case geodl::OptionType::Choice:
+    {
+      QStringList labels;
+      int index = 0;
+      const auto choices = info.choices();
+      for ( size_t i = 0; i < choices.size(); ++i )
+      {
+        labels << geodlOptionText( choices[i].label );
+        if ( choices[i].value == defaultText )
+          index = static_cast<int>( i );
+      }
+      return new QgsProcessingParameterEnum( name, label, labels, false, index );
+    }
+    case geodl::OptionType::Path:
+      return new QgsProcessingParameterFile( name, label, QgsProcessingParameterFile::File,
+                                             QString::fromStdString( info.file_extension ), QVariant(), info.advanced );
+    case geodl::OptionType::Text:
+    case geodl::OptionType::List:
+      return new QgsProcessingParameterString( name, label, def.isEmpty() ? QVariant() : QVariant( def ), false, info.advanced );
+  }
+  return nullptr;
+}
+
+geodl::OptionValue geodlValue( const QString &text, const QString &parameter )
+{
+  geodl::OptionValue value;
+  value.items = { text.toStdString() };
+  value.origin = QStringLiteral( "the parameter %1" ).arg( parameter ).toStdString();
+  return value;
+}
+
+bool geodlParameterValue( const QgsProcessingAlgorithm &algorithm, const geodl::OptionInfo &info,
+                          const QVariantMap &parameters, QgsProcessingContext &context, geodl::OptionValue &value )
+{
+  const QString name = QString::fromStdString( info.parameter );
+  const QgsProcessingParameterDefinition *definition = algorithm.parameterDefinition( name );
+  if ( !definition )
+    return false;
+  const QVariant given = parameters.value( name );
+  if ( ( definition->flags() & QgsProcessingParameterDefinition::FlagOptional ) && ( !given.isValid() || given.isNull() ) )
+    return false;  // not set: the option's default stays
+  QString text;
+  switch ( info.type )
+  {
+    case geodl::OptionType::Bool:
+      text = QgsProcessingParameters::parameterAsBool( definition, parameters, context ) ? QStringLiteral( "true" ) : QStringLiteral( "false" );
+      break;
+    case geodl::OptionType::Int:
+      text = QString::number( std::llround( QgsProcessingParameters::parameterAsDouble( definition, parameters, context ) ) );
+      break;
+    case geodl::OptionType::Number:
+      text = QString::number( QgsProcessingParameters::parameterAsDouble( definition, parameters, context ), 'g', 17 );
+      break;
+    case geodl::OptionType::Choice:
+    {
+      const auto choices = info.choices();
+      const int index = QgsProcessingParameters::parameterAsEnum( definition, parameters, context );
+      if ( index < 0 || index >= static_cast<int>( choices.size() ) )
+        return false;
+      text = QString::fromStdString( choices[static_cast<size_t>( index )].value );
+      break;
+    }
+    case geodl::OptionType::Path:
+      text = QgsProcessingParameters::parameterAsFile( definition, parameters, context );
+      if ( text.isEmpty() )
+        return false;
+      break;
+    case geodl::OptionType::Text:
+      text = QgsProcessingParameters::parameterAsString( definition, parameters, context );
+      break;
+    case geodl::OptionType::List:
+    {
+      value = geodlValue( QString(), name );
+      value.items.clear();
+      value.list = true;
+      for ( const QString &item : QgsProcessingParameters::parameterAsString( definition, parameters, context ).split( ',', Qt::SkipEmptyParts ) )
+        value.items.push_back( item.trimmed().toStdString() );
+      return true;
+    }
+  }
+  value = geodlValue( text, name );
+  return true;
+}
+
+QString geodlOptionsHelp( const std::vector<const geodl::OptionInfo *> &options )
+{
+  QStringList lines;
+  for ( const geodl::OptionInfo *o : options )
+  {
+    if ( o->parameter.empty() || !*o->help )
+      continue;
+    QString line = QStringLiteral( "%1: %2" ).arg( geodlOptionText( o->label ), geodlOptionText( o->help ) );
+    if ( !o->key.empty() )
+      line += QStringLiteral( " (%1)" ).arg( QString::fromStdString( o->key ) );
+    lines << line;
+  }
+  return lines.join( QLatin1Char( '\n' ) );
+}
