@@ -9,7 +9,8 @@
 #include <vector>
 
 #include "core/batch_probe.h"
-#include "core/errors.h"
+#include "base/errors.h"
+#include "core/exception_text.h"
 
 namespace {
 

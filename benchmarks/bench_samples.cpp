@@ -15,7 +15,8 @@
 #include <vector>
 
 #include "app/create_samples.h"
-#include "core/errors.h"
+#include "base/errors.h"
+#include "core/exception_text.h"
 #include "io/gdal_util.h"
 
 namespace fs = std::filesystem;

@@ -14,7 +14,7 @@
 #include <qgsvectorlayer.h>
 
 #include "app/classify.h"
-#include "core/model_info.h"
+#include "model/model_info.h"
 #include "geodlenginecall.h"
 #include "geodlfeedbackprogress.h"
 #include "geodloptionparameters.h"

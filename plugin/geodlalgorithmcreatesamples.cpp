@@ -13,7 +13,7 @@
 #include <qgsvectorlayer.h>
 
 #include "app/create_samples.h"
-#include "core/errors.h"
+#include "base/errors.h"
 #include "geodlenginecall.h"
 #include "geodlfeedbackprogress.h"
 #include "geodloptionparameters.h"

@@ -9,7 +9,7 @@
 #include <qgsprocessingparameters.h>
 
 #include "app/batch_probe_options.h"
-#include "core/errors.h"
+#include "base/errors.h"
 #include "geodlenginecall.h"
 #include "geodlfeedbackprogress.h"
 #include "geodloptionparameters.h"

@@ -13,7 +13,7 @@
 #include <qgsprocessingparameters.h>
 
 #include "app/train.h"
-#include "core/errors.h"
+#include "base/errors.h"
 #include "geodlenginecall.h"
 #include "geodlfeedbackprogress.h"
 #include "geodloptionparameters.h"

@@ -23,8 +23,8 @@
 #include <qgssettings.h>
 #include <qgstaskmanager.h>
 
-#include "core/errors.h"
-#include "core/model_info.h"
+#include "base/errors.h"
+#include "model/model_info.h"
 
 namespace
 {

@@ -6,7 +6,8 @@
 
 #include <qgsexception.h>
 
-#include "core/errors.h"
+#include "base/errors.h"
+#include "core/exception_text.h"
 
 template <typename Call>
 auto geodlEngineCall( Call &&call, const QString &cancelledMessage ) -> decltype( call() )

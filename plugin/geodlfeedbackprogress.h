@@ -1,7 +1,7 @@
 // Adapts QGIS Processing feedback (progress bar, cancel button, log) to the engine's Progress.
 #pragma once
 
-#include "core/progress.h"
+#include "base/progress.h"
 
 class QgsProcessingFeedback;
 

@@ -5,7 +5,7 @@
 #include <qgsapplication.h>
 #include <qgsprocessingregistry.h>
 
-#include "core/metadata.h"
+#include "base/metadata.h"
 #include "geodlclassifyactivelayer.h"
 #include "geodlprovider.h"
 

@@ -4,7 +4,7 @@
 #include <qgsapplication.h>
 #include <qgsprocessingregistry.h>
 
-#include "core/metadata.h"
+#include "base/metadata.h"
 #include "geodlplugin.h"
 #include "geodlprovider.h"
 

@@ -6,7 +6,7 @@
 #include <qgsapplication.h>
 #include <qgsprocessingregistry.h>
 
-#include "core/metadata.h"
+#include "base/metadata.h"
 #include "geodlalgorithmclassify.h"
 #include "geodlalgorithmcreatesamples.h"
 #include "geodlalgorithmestimatebatchsize.h"

@@ -10,7 +10,7 @@
 #include <random>
 #include <thread>
 
-#include "core/errors.h"
+#include "base/errors.h"
 #include "io/sample_store.h"
 
 namespace geodl {

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "app/options.h"
-#include "core/model_info.h"
-#include "core/progress.h"
+#include "model/model_info.h"
+#include "base/progress.h"
 
 namespace geodl {
 

@@ -7,7 +7,7 @@
 #include "app/classify.h"
 #include "app/csv.h"
 #include "app/train.h"
-#include "core/errors.h"
+#include "base/errors.h"
 
 namespace geodl {
 

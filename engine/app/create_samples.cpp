@@ -10,13 +10,14 @@
 #include <set>
 #include <sstream>
 
-#include "core/errors.h"
-#include "core/metadata.h"
+#include "base/errors.h"
+#include "base/metadata.h"
+#include "io/band_statistics.h"
 #include "io/footprints.h"
-#include "io/gdal_util.h"
 #include "io/labels.h"
 #include "io/raster.h"
 #include "io/sample_store.h"
+#include "io/validation_area.h"
 
 namespace geodl {
 
@@ -86,16 +87,14 @@ std::vector<uint8_t> validationBlocks(int blocks_x, int blocks_y, double percent
   return val;
 }
 
-}  // namespace
 
-SampleResult createSamples(const SampleOptions& options, Progress& progress) {
-  validate(options);
-  io::initGdal();
-  SampleResult result;
+using Rasters = std::vector<std::unique_ptr<io::RasterReader>>;
+using Labels = std::vector<std::unique_ptr<io::LabelRasterizer>>;
+
+// Every raster opened and checked against the options and the others, before anything is written.
+Rasters openRasters(const SampleOptions& options) {
   const int S = options.sample_size;
-
-  // Open everything and check it before writing anything.
-  std::vector<std::unique_ptr<io::RasterReader>> rasters;
+  Rasters rasters;
   for (const auto& s : options.sources) {
     auto reader = std::make_unique<io::RasterReader>(s.raster);
     const auto& info = reader->info();
@@ -118,11 +117,13 @@ SampleResult createSamples(const SampleOptions& options, Progress& progress) {
     }
     rasters.push_back(std::move(reader));
   }
-  const auto& first_info = rasters.front()->info();
-  const int bands = first_info.bands;
-  // The stores keep the rasters' own data type; rasters of different types (a Byte and a
-  // UInt16 image, say) share a floating-point one that holds both exactly.
-  std::string data_type = first_info.data_type;
+  return rasters;
+}
+
+// The stores keep the rasters' own data type; rasters of different types (a Byte and a
+// UInt16 image, say) share a floating-point one that holds both exactly.
+std::string sharedDataType(const Rasters& rasters) {
+  std::string data_type = rasters.front()->info().data_type;
   for (const auto& r : rasters) {
     const std::string& t = r->info().data_type;
     if (t == data_type) continue;
@@ -130,16 +131,19 @@ SampleResult createSamples(const SampleOptions& options, Progress& progress) {
                       data_type == "Int32" || data_type == "Float64";
     data_type = wide ? "Float64" : "Float32";
   }
+  return data_type;
+}
 
-  // Each label file read once; string classes then share one mapping: the names found in
-  // all of them, in sorted order, from 1.
-  std::vector<std::unique_ptr<io::LabelRasterizer>> labels;
+// Each label file read once; string classes then share one mapping: the names found in
+// all of them, in sorted order, from 1. The model's classes (ids 0..n-1, present or not)
+// go into `result`.
+Labels openLabels(const SampleOptions& options, const Rasters& rasters, SampleResult& result) {
+  Labels labels;
   std::set<std::string> names_set;
   for (size_t i = 0; i < options.sources.size(); ++i) {
     const auto& s = options.sources[i];
     io::LabelSource ls{s.vector, s.layer, s.field, options.ignored_values};
-    labels.push_back(
-        std::make_unique<io::LabelRasterizer>(ls, rasters[i]->info(), options.ignore_index));
+    labels.push_back(std::make_unique<io::LabelRasterizer>(ls, rasters[i]->info(), options.ignore_index));
     for (auto& v : labels.back()->stringValues()) names_set.insert(v);
   }
   const std::vector<std::string> string_names(names_set.begin(), names_set.end());
@@ -159,228 +163,215 @@ SampleResult createSamples(const SampleOptions& options, Progress& progress) {
     throw InputError("some class fields hold strings and others integers; use one kind");
   if (options.num_classes > 0 && *found.rbegin() >= options.num_classes)
     throw InputError("the ground truth has class values " + joinInts(found) +
-                     " (0 is the background) but num_classes is " +
-                     std::to_string(options.num_classes) + ": class ids must be below it; set "
-                     "num_classes to " + std::to_string(*found.rbegin() + 1) +
+                     " (0 is the background) but num_classes is " + std::to_string(options.num_classes) +
+                     ": class ids must be below it; set num_classes to " + std::to_string(*found.rbegin() + 1) +
                      " or declare the extra values ignored");
   if (options.num_classes > 0 && int(found.size()) < options.num_classes)
-    result.warnings.push_back("the ground truth has only the class values " + joinInts(found) +
-                              " of the " + std::to_string(options.num_classes) +
-                              " classes num_classes announces");
-  // Class ids 0..n-1 are all model classes, whether or not present.
+    result.warnings.push_back("the ground truth has only the class values " + joinInts(found) + " of the " +
+                              std::to_string(options.num_classes) + " classes num_classes announces");
   const int num_classes = options.num_classes > 0 ? options.num_classes : *found.rbegin() + 1;
   for (int id = 0; id < num_classes; ++id) {
     result.class_ids.push_back(id);
     auto it = class_names.find(id);
-    result.class_names.push_back(it != class_names.end()
-                                     ? it->second
-                                     : (any_strings && id > 0 && size_t(id) <= string_names.size()
-                                            ? string_names[id - 1]
-                                            : std::to_string(id)));
+    result.class_names.push_back(it != class_names.end() ? it->second
+                                 : (any_strings && id > 0 && size_t(id) <= string_names.size()
+                                        ? string_names[id - 1]
+                                        : std::to_string(id)));
   }
+  return labels;
+}
 
-  // Validation polygons, in each raster's CRS.
-  std::vector<std::unique_ptr<OGRGeometry>> validation_area(options.sources.size());
-  if (options.split_mode == SplitMode::ValidationPolygons) {
-    io::Dataset ds = io::openVector(options.validation_vector);
-    OGRLayer* layer = options.validation_layer.empty()
-                          ? ds->GetLayer(0)
-                          : ds->GetLayerByName(options.validation_layer.c_str());
-    if (!layer || !layer->GetSpatialRef())
-      throw InputError("the validation polygons '" + options.validation_vector +
-                       (options.validation_layer.empty() ? "" : "|" + options.validation_layer) +
-                       "' are missing or have no CRS");
-    auto srs = io::gisSrs(layer->GetSpatialRef());
-    OGRGeometryCollection all;
-    for (auto& f : *layer)
-      if (f->GetGeometryRef()) all.addGeometry(f->GetGeometryRef());
-    if (all.IsEmpty())
-      throw InputError("the validation layer '" + options.validation_vector + "' has no polygon");
-    std::unique_ptr<OGRGeometry> merged(all.UnionCascaded());
-    if (!merged) merged.reset(all.clone());
-    for (size_t i = 0; i < rasters.size(); ++i) {
-      std::unique_ptr<OGRGeometry> area(merged->clone());
-      OGRSpatialReference rsrs;
-      rsrs.importFromWkt(rasters[i]->info().crs_wkt.c_str());
-      rsrs.SetAxisMappingStrategy(OAMS_TRADITIONAL_GIS_ORDER);
-      if (!srs->IsSame(&rsrs)) {
-        std::unique_ptr<OGRCoordinateTransformation> ct(
-            OGRCreateCoordinateTransformation(srs.get(), &rsrs));
-        if (!ct || area->transform(ct.get()) != OGRERR_NONE)
-          throw InputError("cannot reproject the validation polygons into the CRS of '" +
-                           rasters[i]->info().path + "'");
+// The windows of one raster and the split of each; windows on a split's boundary are in none.
+void planRasterWindows(const SampleOptions& options, size_t i, const io::RasterInfo& info,
+                       const io::ValidationArea* area, std::vector<Window>& windows) {
+  const int S = options.sample_size;
+  const int block = 4 * S;
+  const int blocks_x = (info.width + block - 1) / block, blocks_y = (info.height + block - 1) / block;
+  std::vector<uint8_t> val_blocks;
+  if (options.split_mode == SplitMode::ValidationPercent)
+    val_blocks = validationBlocks(blocks_x, blocks_y, options.validation_percent, options.seed, i);
+  for (int y : origins(info.height, S, options.stride)) {
+    for (int x : origins(info.width, S, options.stride)) {
+      Window w{i, x, y, options.sources[i].split};
+      if (options.split_mode == SplitMode::ValidationPercent) {
+        // A window belongs to a split only if every block it touches does: overlapping
+        // windows never straddle training and validation.
+        std::set<uint8_t> kinds;
+        for (int by = y / block; by <= std::min(blocks_y - 1, (y + S - 1) / block); ++by)
+          for (int bx = x / block; bx <= std::min(blocks_x - 1, (x + S - 1) / block); ++bx)
+            kinds.insert(val_blocks[size_t(by) * blocks_x + bx]);
+        if (kinds.size() != 1) continue;
+        w.split = *kinds.begin() ? "val" : "trn";
+      } else if (area) {
+        const auto place = area->place(x, y, S);
+        if (place == io::ValidationArea::Place::Straddles) continue;
+        w.split = place == io::ValidationArea::Place::Inside ? "val" : "trn";
       }
-      validation_area[i] = std::move(area);
+      windows.push_back(w);
     }
   }
+}
 
-  // The windows, and the split of each.
+std::vector<Window> planWindows(const SampleOptions& options, const Rasters& rasters) {
   std::vector<Window> windows;
   for (size_t i = 0; i < rasters.size(); ++i) {
-    const auto& info = rasters[i]->info();
-    const auto xs = origins(info.width, S, options.stride);
-    const auto ys = origins(info.height, S, options.stride);
-    const int block = 4 * S;
-    const int blocks_x = (info.width + block - 1) / block, blocks_y = (info.height + block - 1) / block;
-    std::vector<uint8_t> val_blocks;
-    if (options.split_mode == SplitMode::ValidationPercent)
-      val_blocks = validationBlocks(blocks_x, blocks_y, options.validation_percent, options.seed, i);
-    const auto& g = info.geotransform;
-    for (int y : ys) {
-      for (int x : xs) {
-        Window w{i, x, y, options.sources[i].split};
-        if (options.split_mode == SplitMode::ValidationPercent) {
-          // A window belongs to a split only if every block it touches does: overlapping
-          // windows never straddle training and validation.
-          std::set<uint8_t> kinds;
-          for (int by = y / block; by <= std::min(blocks_y - 1, (y + S - 1) / block); ++by)
-            for (int bx = x / block; bx <= std::min(blocks_x - 1, (x + S - 1) / block); ++bx)
-              kinds.insert(val_blocks[size_t(by) * blocks_x + bx]);
-          if (kinds.size() != 1) continue;
-          w.split = *kinds.begin() ? "val" : "trn";
-        } else if (options.split_mode == SplitMode::ValidationPolygons) {
-          OGRLinearRing ring;
-          const std::pair<int, int> corners[] = {{0, 0}, {S, 0}, {S, S}, {0, S}, {0, 0}};
-          for (auto [c, r] : corners)
-            ring.addPoint(g[0] + (x + c) * g[1] + (y + r) * g[2], g[3] + (x + c) * g[4] + (y + r) * g[5]);
-          OGRPolygon rect;
-          rect.addRing(&ring);
-          if (rect.Within(validation_area[i].get()))
-            w.split = "val";
-          else if (rect.Intersects(validation_area[i].get()))
-            continue;  // straddles the boundary: in neither split
-          else
-            w.split = "trn";
-        }
-        windows.push_back(w);
-      }
+    std::unique_ptr<io::ValidationArea> area;
+    if (options.split_mode == SplitMode::ValidationPolygons)
+      area = std::make_unique<io::ValidationArea>(options.validation_vector, options.validation_layer,
+                                                  rasters[i]->info());
+    planRasterWindows(options, i, rasters[i]->info(), area.get(), windows);
+  }
+  return windows;
+}
+
+// Applies the masks to a window's pixels; returns whether the window is kept.
+bool prepareWindow(const SampleOptions& options, int bands, std::vector<double>& image,
+                   const std::vector<uint8_t>& valid, std::vector<uint8_t>& label) {
+  int64_t annotated = 0;
+  for (size_t p = 0; p < label.size(); ++p) {
+    bool ignored = !valid[p];
+    if (options.mask_reference && !ignored) {
+      bool zero = true;
+      for (int b = 0; b < bands && zero; ++b) zero = image[p * bands + b] == 0.0;
+      ignored = zero;
     }
+    if (ignored || (options.unlabelled_ignored && label[p] == 0)) label[p] = uint8_t(options.ignore_index);
+    if (options.mask_input_image && label[p] == 0)
+      for (int b = 0; b < bands; ++b) image[p * bands + b] = 0.0;
+    if (label[p] != 0 && label[p] != options.ignore_index) ++annotated;
+  }
+  if (options.remove_background && annotated == 0) return false;
+  return double(annotated) / double(label.size()) >= options.min_annotated_percent / 100.0;
+}
+
+// The stores (one per split asked for), the footprints, and what they count as samples come.
+class SampleOutputs {
+ public:
+  SampleOutputs(const SampleOptions& options, const Rasters& rasters, const std::string& data_type,
+                SampleResult& result)
+      : options_(options), rasters_(rasters), result_(result),
+        stats_(rasters.front()->info().bands), num_classes_(int(result.class_ids.size())) {
+    // Splits that will be written: those the sources or the split mode ask for.
+    std::set<std::string> wanted = {"trn", "val"};
+    if (options.split_mode == SplitMode::FromSources) {
+      wanted.clear();
+      for (const auto& s : options.sources) wanted.insert(s.split);
+    }
+    std::filesystem::create_directories(options.output_folder);
+    for (const auto& split : kSplits) {
+      if (!wanted.count(split)) continue;
+      stores_[split] = std::make_unique<io::SampleStoreWriter>(
+          (std::filesystem::path(options.output_folder) / (split + "_samples.hdf5")).string(), options.sample_size,
+          rasters.front()->info().bands, data_type);
+      pixel_counts_[split].assign(size_t(num_classes_), 0);
+    }
+    result.footprint_path = options.footprint_path.empty()
+                                ? (std::filesystem::path(options.output_folder) / "samples_footprint.gpkg").string()
+                                : options.footprint_path;
+    footprints_ = std::make_unique<io::FootprintWriter>(result.footprint_path, rasters.front()->info().crs_wkt,
+                                                        result.class_ids);
   }
 
-  // Splits that will be written: those the sources or the split mode ask for.
-  std::set<std::string> wanted;
-  if (options.split_mode == SplitMode::FromSources) {
-    for (const auto& s : options.sources) wanted.insert(s.split);
-  } else {
-    wanted = {"trn", "val"};
+  void add(const Window& w, const std::vector<double>& image, const std::vector<uint8_t>& valid,
+           const std::vector<uint8_t>& label) {
+    const int S = options_.sample_size;
+    std::vector<int64_t> counts(size_t(num_classes_), 0);
+    for (uint8_t v : label)
+      if (v < num_classes_) ++counts[v];
+    auto& totals = pixel_counts_[w.split];
+    for (int c = 0; c < num_classes_; ++c) totals[c] += counts[c];
+    if (w.split == "trn") {
+      const size_t bands = size_t(rasters_.front()->info().bands);
+      for (size_t p = 0; p < valid.size(); ++p)
+        if (valid[p]) stats_.add(image.data() + p * bands);
+    }
+    const auto& g = rasters_[w.source]->info().geotransform;
+    const std::array<double, 6> sample_gt = {g[0] + w.x * g[1] + w.y * g[2], g[1], g[2],
+                                             g[3] + w.x * g[4] + w.y * g[5], g[4], g[5]};
+    const std::array<int, 4> window = {w.x, w.y, S, S};
+    auto& store = *stores_.at(w.split);
+    footprints_->add(w.split, store.size(), options_.sources[w.source].raster, window, sample_gt, counts);
+    store.append(image, label, window, sample_gt, int(w.source));
   }
 
-  std::filesystem::create_directories(options.output_folder);
-  std::map<std::string, std::unique_ptr<io::SampleStoreWriter>> stores;
-  for (const auto& split : kSplits) {
-    if (!wanted.count(split)) continue;
-    stores[split] = std::make_unique<io::SampleStoreWriter>(
-        (std::filesystem::path(options.output_folder) / (split + "_samples.hdf5")).string(), S,
-        bands, data_type);
+  // Refuses an empty split, then completes the stores and the footprints.
+  void commit(const std::string& data_type) {
+    for (const auto& [split, store] : stores_)
+      if (store->size() == 0)
+        throw InputError("no sample for the '" + split + "' split: every window was left out "
+                         "(lower min_annotated_percent, turn off remove_background, or check that "
+                         "the ground truth covers the rasters of that split)");
+    result_.band_mean = stats_.mean();
+    result_.band_std = stats_.stddev();
+    io::StoreMetadata meta;
+    meta.engine_version = metadata::kVersion;
+    meta.sample_size = options_.sample_size;
+    meta.bands = rasters_.front()->info().bands;
+    meta.data_type = data_type;
+    meta.num_classes = num_classes_;
+    meta.ignore_index = options_.ignore_index;
+    meta.class_ids = result_.class_ids;
+    meta.class_names = result_.class_names;
+    meta.band_mean = result_.band_mean;
+    meta.band_std = result_.band_std;
+    for (const auto& r : rasters_) {
+      meta.sources.push_back(r->info().path);
+      meta.source_crs_wkt.push_back(r->info().crs_wkt);
+    }
+    meta.crs_wkt = rasters_.front()->info().crs_wkt;
+    for (auto& [split, store] : stores_) {
+      meta.split = split;
+      meta.class_pixel_counts = pixel_counts_[split];
+      store->commit(meta);
+      result_.splits.push_back({split, store->path(), store->size(), pixel_counts_[split]});
+    }
+    footprints_->commit();
   }
-  result.footprint_path = options.footprint_path.empty()
-                              ? (std::filesystem::path(options.output_folder) /
-                                 "samples_footprint.gpkg").string()
-                              : options.footprint_path;
-  io::FootprintWriter footprints(result.footprint_path, first_info.crs_wkt, result.class_ids);
 
-  std::map<std::string, std::vector<int64_t>> pixel_counts;
-  for (const auto& [split, store] : stores) pixel_counts[split].assign(num_classes, 0);
-  std::vector<double> sum(bands, 0.0), sum_sq(bands, 0.0);
-  int64_t stat_count = 0;
+ private:
+  const SampleOptions& options_;
+  const Rasters& rasters_;
+  SampleResult& result_;
+  io::BandStatistics stats_;
+  int num_classes_;
+  std::map<std::string, std::unique_ptr<io::SampleStoreWriter>> stores_;
+  std::map<std::string, std::vector<int64_t>> pixel_counts_;
+  std::unique_ptr<io::FootprintWriter> footprints_;
+};
 
+}  // namespace
+
+SampleResult createSamples(const SampleOptions& options, Progress& progress) {
+  validate(options);
+  SampleResult result;
+  const int S = options.sample_size;
+
+  // Open everything and check it before writing anything.
+  const Rasters rasters = openRasters(options);
+  const std::string data_type = sharedDataType(rasters);
+  const Labels labels = openLabels(options, rasters, result);
+  const std::vector<Window> windows = planWindows(options, rasters);
+
+  SampleOutputs outputs(options, rasters, data_type, result);
   std::vector<double> image;
   std::vector<uint8_t> valid, label;
-  const double min_fraction = options.min_annotated_percent / 100.0;
   for (size_t k = 0; k < windows.size(); ++k) {
     if (k % size_t(options.world_size) != size_t(options.rank)) continue;
     if ((k & 7) == 0) {
       progress.checkCancelled();
-      progress.report(double(k) / windows.size(),
-                      "window " + std::to_string(k + 1) + " of " + std::to_string(windows.size()));
+      progress.report(double(k) / windows.size(), "window " + std::to_string(k + 1) + " of " +
+                                                      std::to_string(windows.size()));
     }
     const Window& w = windows[k];
     ++result.windows;
     rasters[w.source]->read(w.x, w.y, S, S, image, valid);
     labels[w.source]->rasterize(w.x, w.y, S, S, label);
     result.pixels_read += int64_t(S) * S;
-    int64_t annotated = 0;
-    for (size_t p = 0; p < label.size(); ++p) {
-      bool ignored = !valid[p];
-      if (options.mask_reference && !ignored) {
-        bool zero = true;
-        for (int b = 0; b < bands && zero; ++b) zero = image[p * bands + b] == 0.0;
-        ignored = zero;
-      }
-      if (ignored || (options.unlabelled_ignored && label[p] == 0))
-        label[p] = uint8_t(options.ignore_index);
-      if (options.mask_input_image && label[p] == 0)
-        for (int b = 0; b < bands; ++b) image[p * bands + b] = 0.0;
-      if (label[p] != 0 && label[p] != options.ignore_index) ++annotated;
-    }
-    const double fraction = double(annotated) / double(label.size());
-    if (options.remove_background && annotated == 0) continue;
-    if (fraction < min_fraction) continue;
-
-    std::vector<int64_t> counts(num_classes, 0);
-    for (uint8_t v : label)
-      if (v < num_classes) ++counts[v];
-    auto& totals = pixel_counts[w.split];
-    for (int c = 0; c < num_classes; ++c) totals[c] += counts[c];
-    if (w.split == "trn") {
-      for (size_t p = 0; p < valid.size(); ++p) {
-        if (!valid[p]) continue;
-        for (int b = 0; b < bands; ++b) {
-          const double v = image[p * bands + b];
-          sum[b] += v;
-          sum_sq[b] += v * v;
-        }
-        ++stat_count;
-      }
-    }
-    const auto& g = rasters[w.source]->info().geotransform;
-    const std::array<double, 6> sample_gt = {g[0] + w.x * g[1] + w.y * g[2], g[1], g[2],
-                                             g[3] + w.x * g[4] + w.y * g[5], g[4], g[5]};
-    const std::array<int, 4> window = {w.x, w.y, S, S};
-    auto& store = *stores.at(w.split);
-    footprints.add(w.split, store.size(), options.sources[w.source].raster, window, sample_gt, counts);
-    store.append(image, label, window, sample_gt, int(w.source));
+    if (prepareWindow(options, rasters.front()->info().bands, image, valid, label))
+      outputs.add(w, image, valid, label);
   }
   progress.report(1.0, "writing");
-
-  for (const auto& [split, store] : stores) {
-    if (store->size() == 0)
-      throw InputError("no sample for the '" + split + "' split: every window was left out "
-                       "(lower min_annotated_percent, turn off remove_background, or check that "
-                       "the ground truth covers the rasters of that split)");
-  }
-  result.band_mean.assign(bands, 0.0);
-  result.band_std.assign(bands, 0.0);
-  if (stat_count > 0) {
-    for (int b = 0; b < bands; ++b) {
-      const double mean = sum[b] / stat_count;
-      result.band_mean[b] = mean;
-      result.band_std[b] = std::sqrt(std::max(0.0, sum_sq[b] / stat_count - mean * mean));
-    }
-  }
-  io::StoreMetadata meta;
-  meta.engine_version = metadata::kVersion;
-  meta.sample_size = S;
-  meta.bands = bands;
-  meta.data_type = data_type;
-  meta.num_classes = num_classes;
-  meta.ignore_index = options.ignore_index;
-  meta.class_ids = result.class_ids;
-  meta.class_names = result.class_names;
-  meta.band_mean = result.band_mean;
-  meta.band_std = result.band_std;
-  for (const auto& r : rasters) {
-    meta.sources.push_back(r->info().path);
-    meta.source_crs_wkt.push_back(r->info().crs_wkt);
-  }
-  meta.crs_wkt = first_info.crs_wkt;
-  for (auto& [split, store] : stores) {
-    meta.split = split;
-    meta.class_pixel_counts = pixel_counts[split];
-    store->commit(meta);
-    result.splits.push_back({split, store->path(), store->size(), pixel_counts[split]});
-  }
-  footprints.commit();
+  outputs.commit(data_type);
   return result;
 }
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "app/options.h"
-#include "core/progress.h"
+#include "base/progress.h"
 
 namespace geodl {
 

@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "core/errors.h"
+#include "base/errors.h"
 
 namespace geodl {
 

@@ -2,8 +2,7 @@
 
 #include <algorithm>
 
-#include "core/errors.h"
-#include "io/gdal_util.h"
+#include "base/errors.h"
 #include "io/labels.h"
 #include "io/raster.h"
 
@@ -16,15 +15,7 @@ EvaluateResult evaluate(const EvaluateOptions& o, Progress& progress) {
     throw InputError("'" + o.classes + "' is not a class raster (one Byte band); give the "
                      "output of `geodl classify`");
   EvaluateResult result;
-  {
-    io::Dataset ds = io::openRaster(o.classes);
-    // GDAL 3.6's GTiff driver loads the .aux.xml (where category names live) only once
-    // something else asks for georeferencing.
-    double geotransform[6];
-    ds->GetGeoTransform(geotransform);
-    char** names = ds->GetRasterBand(1)->GetCategoryNames();
-    for (int i = 0; names && names[i]; ++i) result.names.push_back(names[i]);
-  }
+  result.names = io::categoryNames(o.classes);
   io::LabelSource source{o.truth, o.layer, o.field, {}};
   io::LabelRasterizer truth(source, info, 255);
   if (!truth.stringValues().empty()) {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "core/metrics.h"
-#include "core/progress.h"
+#include "base/progress.h"
 
 namespace geodl {
 

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "core/errors.h"
+#include "base/errors.h"
 
 namespace geodl {
 

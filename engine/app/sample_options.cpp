@@ -25,10 +25,9 @@ const std::vector<OptionChoice>& splitChoices() {
   return choices;
 }
 
-}  // namespace
-
-const OptionTable<SampleOptions>& sampleOptionTable() {
-  static const OptionTable<O> table = {
+// What the samples come from, and how they are split.
+OptionTable<O> sourceOptions() {
+  return {
       option<O>("raster", OptionType::Path, [](O& o, const OptionInput& v) { firstSource(o).raster = v.text; })
           .qgis("INPUT").declaredByPlugin()
           .describe(GEODL_TR("Raster layer"),
@@ -98,6 +97,12 @@ const OptionTable<SampleOptions>& sampleOptionTable() {
       option("validation_layer", &O::validation_layer)
           .config("sample.validation_layer").cli("validation-layer")
           .describe("", GEODL_TR("The layer of validation_vector (default: the first).")),
+  };
+}
+
+// The windows, their labels, and where they go.
+OptionTable<O> windowOptions() {
+  return {
       option("sample_size", &O::sample_size)
           .range(8, 100000).config("global.samples_size").cli("samples-size").qgis("SAMPLE_SIZE")
           .describe(GEODL_TR("Sample size (pixels)"),
@@ -159,6 +164,17 @@ const OptionTable<SampleOptions>& sampleOptionTable() {
           .range(1, 65536).cli("world-size")
           .describe("", GEODL_TR("Number of processes sampling together.")),
   };
+}
+
+}  // namespace
+
+const OptionTable<SampleOptions>& sampleOptionTable() {
+  static const OptionTable<O> table = [] {
+    OptionTable<O> all = sourceOptions();
+    const OptionTable<O> windows = windowOptions();
+    all.insert(all.end(), windows.begin(), windows.end());
+    return all;
+  }();
   return table;
 }
 

@@ -8,7 +8,7 @@
 #include "app/options.h"
 #include "core/augment.h"
 #include "core/metrics.h"
-#include "core/progress.h"
+#include "base/progress.h"
 
 namespace geodl {
 

@@ -33,10 +33,9 @@ Option<O> augmentation(const char* name, double Augmentation::*member) {
       .config("training.augmentation." + key, {"training." + key});
 }
 
-}  // namespace
-
-const OptionTable<TrainOptions>& trainOptionTable() {
-  static const OptionTable<O> table = {
+// The data and the model.
+OptionTable<O> dataAndModelOptions() {
+  return {
       option<O>("data_path", OptionType::Path,
                 [](O& o, const OptionInput& v) {
                   const fs::path data(v.text);
@@ -71,6 +70,12 @@ const OptionTable<TrainOptions>& trainOptionTable() {
       option("bands", &O::bands)
           .range(0, 10000).config("global.number_of_bands").cli("number-of-bands")
           .describe("", GEODL_TR("Bands, checked against the stores (0: the stores').")),
+  };
+}
+
+// The optimization: epochs, batches, learning rate and its schedule, weights, augmentation.
+OptionTable<O> optimizationOptions() {
+  return {
       option("epochs", &O::epochs)
           .range(1, 100000).config("training.num_epochs").cli("epochs").qgis("EPOCHS")
           .describe(GEODL_TR("Epochs"), GEODL_TR("Passes over the training samples, e.g. 50-200.")),
@@ -152,6 +157,12 @@ const OptionTable<TrainOptions>& trainOptionTable() {
           .range(0, 1e12).config("training.num_val_samples").cli("num-val-samples").qgis("NUM_VAL_SAMPLES", true)
           .describe(GEODL_TR("Validation samples to use (0: all)"),
                     GEODL_TR("Only the first N validation samples (0: all).")),
+  };
+}
+
+// The run: when it stops, what it keeps, reproducibility, hardware, outputs.
+OptionTable<O> runOptions() {
+  return {
       option("patience", &O::patience)
           .range(0, 100000).config("training.patience").cli("patience").qgis("PATIENCE", true)
           .describe(GEODL_TR("Early stopping patience (epochs, 0: off)"),
@@ -201,6 +212,16 @@ const OptionTable<TrainOptions>& trainOptionTable() {
                     GEODL_TR("The trained model with everything classification needs; last_checkpoint.pt, "
                              "metrics.csv and report.html go beside it.")),
   };
+}
+
+}  // namespace
+
+const OptionTable<TrainOptions>& trainOptionTable() {
+  static const OptionTable<O> table = [] {
+    OptionTable<O> all = dataAndModelOptions();
+    for (auto part : {optimizationOptions(), runOptions()}) all.insert(all.end(), part.begin(), part.end());
+    return all;
+  }();
   return table;
 }
 

@@ -5,7 +5,7 @@
 #include <iomanip>
 #include <sstream>
 
-#include "core/metadata.h"
+#include "base/metadata.h"
 
 namespace geodl {
 

@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "app/batch_probe_options.h"
-#include "core/errors.h"
+#include "base/errors.h"
 #include "core/model_spec.h"
 
 namespace geodl::cli {

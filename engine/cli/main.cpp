@@ -23,12 +23,13 @@
 #include "cli/option_flags.h"
 #include "cli/progress_bar.h"
 #include "core/batch_probe.h"
-#include "core/errors.h"
-#include "core/metadata.h"
-#include "core/model_file.h"
+#include "base/errors.h"
+#include "core/exception_text.h"
+#include "base/metadata.h"
+#include "model/model_file.h"
 #include "core/model_spec.h"
 #include "io/sample_store.h"
-#include "io/synthetic_scene.h"
+#include "app/demo_dataset.h"
 
 namespace {
 
@@ -186,7 +187,7 @@ Subcommand addMakeScene(CLI::App& app) {
       ->capture_default_str();
   s.command->add_option("--seed", scene->seed, "Random seed")->capture_default_str();
   s.run = [scene] {
-    const std::string config = geodl::io::makeDemoDataset(scene->folder, scene->size, scene->seed);
+    const std::string config = geodl::makeDemoDataset(scene->folder, scene->size, scene->seed);
     std::cout << "scenes, labels, prep CSV and config written; run: geodl samples " << config << std::endl;
     return kOk;
   };

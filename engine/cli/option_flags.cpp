@@ -2,7 +2,7 @@
 
 #include <filesystem>
 
-#include "core/errors.h"
+#include "base/errors.h"
 
 namespace geodl::cli {
 

@@ -4,7 +4,7 @@
 #include <chrono>
 #include <string>
 
-#include "core/progress.h"
+#include "base/progress.h"
 
 namespace geodl::cli {
 

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <vector>
 
+#include "base/normalization.h"
+
 namespace geodl {
 
 void prepareSample(const float* image, const uint8_t* labels, int size, int bands,
@@ -25,12 +27,7 @@ void transformSample(const float* image, const uint8_t* labels, int size, int ba
   const double angle = angle_degrees * M_PI / 180.0;
 
   const size_t plane = size_t(size) * size;
-  std::vector<float> scale(bands), offset(bands);
-  for (int b = 0; b < bands; ++b) {
-    const double s = std[b] > 0 ? std[b] : 1.0;
-    scale[b] = float(1.0 / s);
-    offset[b] = float(-mean[b] / s);
-  }
+  const BandNormalization normalize(mean, std, bands);
   // Output pixel (x, y) reads source (sx, sy): flips first, then the rotation about the
   // centre (both are applied to the output grid, i.e. the inverse mapping).
   const double c = (size - 1) / 2.0, cos_a = std::cos(angle), sin_a = std::sin(angle);
@@ -41,7 +38,7 @@ void transformSample(const float* image, const uint8_t* labels, int size, int ba
       if (!rotate) {
         const size_t in = size_t(fy) * size + fx;
         for (int b = 0; b < bands; ++b)
-          out_image[b * plane + out] = image[in * bands + b] * scale[b] + offset[b];
+          out_image[b * plane + out] = normalize(image[in * bands + b], b);
         out_labels[out] = labels[in];
         continue;
       }
@@ -62,7 +59,7 @@ void transformSample(const float* image, const uint8_t* labels, int size, int ba
           const int xi = x0 + (k & 1), yi = y0 + (k >> 1);
           if (xi < 0 || yi < 0 || xi >= size || yi >= size) continue;
           const double w = ((k & 1) ? wx : 1 - wx) * ((k >> 1) ? wy : 1 - wy);
-          v += w * (image[(size_t(yi) * size + xi) * bands + b] * scale[b] + offset[b]);
+          v += w * normalize(image[(size_t(yi) * size + xi) * bands + b], b);
         }
         out_image[b * plane + out] = float(v);
       }

@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "core/device.h"
-#include "core/errors.h"
+#include "base/errors.h"
 #include "core/memory.h"
 #include "core/model_spec.h"
 #include "core/models.h"

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "core/progress.h"
+#include "base/progress.h"
 
 namespace geodl {
 

@@ -13,7 +13,7 @@
 #include <cuda_runtime_api.h>
 #endif
 
-#include "core/errors.h"
+#include "base/errors.h"
 
 namespace geodl {
 

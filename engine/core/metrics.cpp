@@ -2,7 +2,7 @@
 
 #include <torch/torch.h>
 
-#include "core/errors.h"
+#include "base/errors.h"
 
 namespace geodl {
 

@@ -4,7 +4,7 @@
 #include <iterator>
 
 #include "core/checkpoint.h"
-#include "core/errors.h"
+#include "base/errors.h"
 
 namespace geodl {
 

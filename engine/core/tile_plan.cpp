@@ -4,7 +4,7 @@
 #include <cmath>
 #include <string>
 
-#include "core/errors.h"
+#include "base/errors.h"
 
 namespace geodl {
 

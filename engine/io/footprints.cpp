@@ -3,18 +3,17 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "core/atomic_file.h"
-#include "core/errors.h"
+#include "base/atomic_file.h"
+#include "base/errors.h"
 #include "io/gdal_util.h"
 
 namespace geodl::io {
 
 struct FootprintWriter::Impl {
-  std::string temp_path;
+  AtomicOutput out;  // first: destroyed after the dataset closes
   Dataset ds;
   OGRLayer* layer = nullptr;
   std::vector<int> class_ids;
-  bool committed = false;
   bool in_transaction = false;
 };
 
@@ -24,11 +23,11 @@ FootprintWriter::FootprintWriter(const std::string& path, const std::string& crs
   initGdal();
   impl_->class_ids = class_ids;
   // The extension must stay .gpkg for the driver.
-  impl_->temp_path = temporaryPathFor(path, ".gpkg");
+  impl_->out = AtomicOutput(path, ".gpkg");
   std::filesystem::create_directories(std::filesystem::absolute(path).parent_path());
   GDALDriver* driver = GetGDALDriverManager()->GetDriverByName("GPKG");
   CPLErrorReset();
-  impl_->ds.reset(driver->Create(impl_->temp_path.c_str(), 0, 0, 0, GDT_Unknown, nullptr));
+  impl_->ds.reset(driver->Create(impl_->out.temporary().c_str(), 0, 0, 0, GDT_Unknown, nullptr));
   if (!impl_->ds)
     throw IoError(gdalMessage("cannot create the footprint layer '" + path + "'"));
   OGRSpatialReference srs;
@@ -51,10 +50,7 @@ FootprintWriter::FootprintWriter(const std::string& path, const std::string& crs
 }
 
 FootprintWriter::~FootprintWriter() {
-  if (!impl_->committed) {
-    impl_->ds.reset();
-    std::remove(impl_->temp_path.c_str());
-  }
+  impl_->ds.reset();  // closed before the temporary file goes
 }
 
 void FootprintWriter::add(const std::string& split, int64_t index, const std::string& source,
@@ -85,9 +81,7 @@ void FootprintWriter::commit() {
   if (impl_->in_transaction && impl_->ds->CommitTransaction() != OGRERR_NONE)
     throw IoError(gdalMessage("writing the footprint layer '" + path_ + "' failed"));
   impl_->ds.reset();  // closes the file
-  if (std::rename(impl_->temp_path.c_str(), path_.c_str()) != 0)
-    throw IoError("cannot move the footprint layer into place at '" + path_ + "'");
-  impl_->committed = true;
+  impl_->out.commit();
 }
 
 }  // namespace geodl::io

@@ -5,7 +5,7 @@
 #include <mutex>
 #include <sstream>
 
-#include "core/errors.h"
+#include "base/errors.h"
 
 namespace geodl::io {
 

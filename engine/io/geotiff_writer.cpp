@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "core/atomic_file.h"
-#include "core/errors.h"
+#include "base/atomic_file.h"
+#include "base/errors.h"
 #include "io/gdal_util.h"
 
 namespace geodl::io {
@@ -14,6 +14,7 @@ namespace geodl::io {
 namespace fs = std::filesystem;
 
 struct GeoTiffWriter::Impl {
+  AtomicOutput out;  // first: destroyed after the dataset closes
   GeoTiffSpec spec;
   std::string temp;
   Dataset ds;
@@ -37,7 +38,8 @@ GeoTiffWriter::GeoTiffWriter(const std::string& path, const GeoTiffSpec& spec)
   initGdal();
   auto& d = *impl_;
   d.spec = spec;
-  d.temp = temporaryPathFor(path, ".tif");
+  d.out = AtomicOutput(path, ".tif");
+  d.temp = d.out.temporary();
   GDALDriver* driver = GetGDALDriverManager()->GetDriverByName("GTiff");
   char** options = nullptr;
   options = CSLSetNameValue(options, "TILED", "YES");
@@ -82,8 +84,7 @@ GeoTiffWriter::GeoTiffWriter(const std::string& path, const GeoTiffSpec& spec)
 
 GeoTiffWriter::~GeoTiffWriter() {
   if (impl_->committed) return;
-  impl_->ds.reset();
-  std::remove(impl_->temp.c_str());
+  impl_->ds.reset();  // closed before the temporary file goes
   std::remove((impl_->temp + ".aux.xml").c_str());
 }
 
@@ -139,12 +140,8 @@ void GeoTiffWriter::commit() {
   } else {
     d.ds.reset();
   }
+  d.out.commit(finished);
   std::error_code ec;
-  fs::rename(finished, path_, ec);
-  if (ec) {
-    std::remove(finished.c_str());
-    throw IoError("cannot move the finished raster into place at '" + path_ + "': " + ec.message());
-  }
   if (fs::exists(finished + ".aux.xml")) fs::rename(finished + ".aux.xml", path_ + ".aux.xml", ec);
   d.committed = true;
 }

@@ -7,7 +7,7 @@
 #include <set>
 #include <sstream>
 
-#include "core/errors.h"
+#include "base/errors.h"
 #include "io/gdal_util.h"
 
 namespace geodl::io {

@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "core/atomic_file.h"
-#include "core/errors.h"
+#include "base/atomic_file.h"
+#include "base/errors.h"
 #include "io/gdal_util.h"
 
 namespace geodl::io {
@@ -18,17 +18,10 @@ PolygonizeResult polygonizeClasses(const std::string& raster, const std::string&
   initGdal();
   Dataset source = openRaster(raster);
   GDALRasterBand* band = source->GetRasterBand(1);
-  const fs::path target = fs::absolute(gpkg);
-  const std::string temp = temporaryPathFor(gpkg, ".gpkg");
-  std::remove(temp.c_str());
   // Removes the temporary file on any failure (declared first: the dataset closes before).
-  struct RemoveUnlessKept {
-    const std::string& path;
-    bool keep = false;
-    ~RemoveUnlessKept() {
-      if (!keep) std::remove(path.c_str());
-    }
-  } cleanup{temp};
+  AtomicOutput output(gpkg, ".gpkg");
+  const std::string& temp = output.temporary();
+  std::remove(temp.c_str());
   PolygonizeResult result;
   {
     GDALDriver* driver = GetGDALDriverManager()->GetDriverByName("GPKG");
@@ -77,10 +70,7 @@ PolygonizeResult polygonizeClasses(const std::string& raster, const std::string&
     if (layer->CommitTransaction() != OGRERR_NONE)
       throw IoError(gdalMessage("writing '" + gpkg + "' failed (disk full?)"));
   }
-  std::error_code ec;
-  fs::rename(temp, target, ec);
-  if (ec) throw IoError("cannot move the polygon file into place at '" + gpkg + "': " + ec.message());
-  cleanup.keep = true;
+  output.commit();
   return result;
 }
 

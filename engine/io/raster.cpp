@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/errors.h"
+#include "base/errors.h"
 #include "io/gdal_util.h"
 
 namespace geodl::io {
@@ -90,6 +90,18 @@ void RasterReader::read(int x, int y, int w, int h, std::vector<double>& values,
       valid[p] = is_valid ? 1 : 0;
     }
   }
+}
+
+std::vector<std::string> categoryNames(const std::string& path) {
+  Dataset ds = openRaster(path);
+  // GDAL 3.6's GTiff driver loads the .aux.xml (where category names live) only once
+  // something else asks for georeferencing.
+  double geotransform[6];
+  ds->GetGeoTransform(geotransform);
+  std::vector<std::string> names;
+  char** categories = ds->GetRasterBand(1)->GetCategoryNames();
+  for (int i = 0; categories && categories[i]; ++i) names.push_back(categories[i]);
+  return names;
 }
 
 }  // namespace geodl::io

@@ -44,4 +44,7 @@ class RasterReader {
   RasterInfo info_;
 };
 
+// The category names of a raster's first band (a class raster's class names, by value).
+std::vector<std::string> categoryNames(const std::string& path);
+
 }  // namespace geodl::io

@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <mutex>
 
-#include "core/atomic_file.h"
-#include "core/errors.h"
+#include "base/atomic_file.h"
+#include "base/errors.h"
 
 namespace geodl::io {
 
@@ -197,7 +197,7 @@ Id openStore(const std::string& path) {
 }  // namespace
 
 struct SampleStoreWriter::Impl {
-  std::string temp_path;
+  AtomicOutput out;  // first: destroyed after the file closes
   Id file, sat, map, window, geotransform, source;
   int64_t size = 0, capacity = 0;
   bool committed = false;
@@ -207,8 +207,8 @@ SampleStoreWriter::SampleStoreWriter(const std::string& path, int sample_size, i
                                      const std::string& data_type)
     : impl_(std::make_unique<Impl>()), path_(path) {
   initHdf5();
-  impl_->temp_path = temporaryPathFor(path);
-  impl_->file = Id(H5Fcreate(impl_->temp_path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
+  impl_->out = AtomicOutput(path);
+  impl_->file = Id(H5Fcreate(impl_->out.temporary().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
                    H5Fclose);
   if (!impl_->file.ok())
     throw IoError("cannot create the sample store '" + path +
@@ -229,8 +229,7 @@ SampleStoreWriter::~SampleStoreWriter() {
     impl_->window.reset();
     impl_->geotransform.reset();
     impl_->source.reset();
-    impl_->file.reset();
-    std::remove(impl_->temp_path.c_str());
+    impl_->file.reset();  // closed before the temporary file goes
   }
 }
 
@@ -281,8 +280,7 @@ void SampleStoreWriter::commit(const StoreMetadata& m) {
   d.geotransform.reset();
   d.source.reset();
   if (!d.file.close()) throw IoError("closing the sample store '" + path_ + "' failed");
-  if (std::rename(d.temp_path.c_str(), path_.c_str()) != 0)
-    throw IoError("cannot move the finished sample store into place at '" + path_ + "'");
+  d.out.commit();
   d.committed = true;
 }
 

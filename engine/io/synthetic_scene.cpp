@@ -6,11 +6,10 @@
 #include <array>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <random>
 #include <vector>
 
-#include "core/errors.h"
+#include "base/errors.h"
 #include "io/gdal_util.h"
 
 namespace geodl::io {
@@ -60,13 +59,9 @@ double valueNoise(uint64_t seed, double x, double y, double cell) {
   return (a * (1 - sx) + b * sx) * (1 - sy) + (c * (1 - sx) + d * sx) * sy;
 }
 
-}  // namespace
-
-SceneFiles makeSyntheticScene(const std::string& folder, const std::string& name,
-                              const SceneOptions& o) {
-  initGdal();
-  std::filesystem::create_directories(folder);
-  std::mt19937_64 rng(o.seed);
+// The scene's features: four roads across it, then water, vegetation and buildings that do
+// not overlap (in pixel coordinates).
+std::vector<Feature> layoutScene(const SceneOptions& o, std::mt19937_64& rng) {
   auto uniform = [&](double a, double b) { return std::uniform_real_distribution<double>(a, b)(rng); };
   const double n = o.size;
   std::vector<Feature> features;
@@ -123,29 +118,17 @@ SceneFiles makeSyntheticScene(const std::string& folder, const std::string& name
     if (add(f, 4, true)) ++i;
   }
 
-  // Georeferencing: pixel (col, row) -> map.
-  const double gt[6] = {o.origin_x, o.pixel_size, 0, o.origin_y, 0, -o.pixel_size};
-  OGRSpatialReference srs;
-  srs.importFromEPSG(o.epsg);
-  srs.SetAxisMappingStrategy(OAMS_TRADITIONAL_GIS_ORDER);
-  std::vector<std::unique_ptr<OGRPolygon>> polygons;
-  for (const auto& f : features) {
-    OGRLinearRing ring;
-    for (auto [x, y] : f.ring) ring.addPoint(gt[0] + x * gt[1], gt[3] + y * gt[5]);
-    auto polygon = std::make_unique<OGRPolygon>();
-    polygon->addRing(&ring);
-    polygons.push_back(std::move(polygon));
-  }
+  return features;
+}
 
-  // The labels, in the vector file the samples are made from.
-  SceneFiles files;
-  files.labels = (std::filesystem::path(folder) / (name + "_labels.gpkg")).string();
-  files.raster = (std::filesystem::path(folder) / (name + ".tif")).string();
-  std::filesystem::remove(files.labels);
+// The labels, in the vector file the samples are made from.
+void writeLabels(const std::string& path, OGRSpatialReference& srs, const std::vector<Feature>& features,
+                 const std::vector<std::unique_ptr<OGRPolygon>>& polygons) {
+  std::filesystem::remove(path);
   {
     GDALDriver* gpkg = GetGDALDriverManager()->GetDriverByName("GPKG");
-    Dataset ds(gpkg->Create(files.labels.c_str(), 0, 0, 0, GDT_Unknown, nullptr));
-    if (!ds) throw IoError(gdalMessage("cannot create '" + files.labels + "'"));
+    Dataset ds(gpkg->Create(path.c_str(), 0, 0, 0, GDT_Unknown, nullptr));
+    if (!ds) throw IoError(gdalMessage("cannot create '" + path + "'"));
     OGRLayer* layer = ds->CreateLayer("labels", &srs, wkbPolygon, nullptr);
     OGRFieldDefn cls("class", OFTString), id("class_id", OFTInteger);
     layer->CreateField(&cls);
@@ -157,12 +140,17 @@ SceneFiles makeSyntheticScene(const std::string& folder, const std::string& name
       feature.SetField("class_id", features[i].id);
       feature.SetGeometry(polygons[i].get());
       if (layer->CreateFeature(&feature) != OGRERR_NONE)
-        throw IoError(gdalMessage("writing '" + files.labels + "' failed"));
+        throw IoError(gdalMessage("writing '" + path + "' failed"));
     }
     ds->CommitTransaction();
   }
 
-  // Which feature covers each pixel: burned in ascending class id (the samples' rule).
+}
+
+// Which feature covers each pixel (index + 1, 0: none): burned in ascending class id, the
+// samples' rule.
+std::vector<int32_t> featureOwners(const SceneOptions& o, const double* gt, const std::vector<Feature>& features,
+                                   const std::vector<std::unique_ptr<OGRPolygon>>& polygons) {
   GDALDriver* mem = GetGDALDriverManager()->GetDriverByName("MEM");
   Dataset owner(mem->Create("", o.size, o.size, 1, GDT_Int32, nullptr));
   owner->SetGeoTransform(const_cast<double*>(gt));
@@ -184,7 +172,12 @@ SceneFiles makeSyntheticScene(const std::string& folder, const std::string& name
                                         o.size, GDT_Int32, 0, 0, nullptr) != CE_None)
     throw IoError(gdalMessage("rasterizing the scene failed"));
 
-  // Paint: a colour per class, textured by smooth noise and per-pixel noise.
+  return who;
+}
+
+// A colour per class, textured by smooth noise and per-pixel noise.
+std::vector<uint8_t> paintScene(const SceneOptions& o, const std::vector<Feature>& features,
+                                const std::vector<int32_t>& who, std::mt19937_64& rng) {
   std::vector<uint8_t> rgb(size_t(o.size) * o.size * 3);
   std::normal_distribution<double> grain(0.0, 1.0);
   for (int r = 0; r < o.size; ++r) {
@@ -209,83 +202,51 @@ SceneFiles makeSyntheticScene(const std::string& folder, const std::string& name
       }
     }
   }
-  std::filesystem::remove(files.raster);
-  GDALDriver* gtiff = GetGDALDriverManager()->GetDriverByName("GTiff");
-  const char* create_options[] = {"TILED=YES", "COMPRESS=DEFLATE", "PHOTOMETRIC=RGB", nullptr};
-  Dataset out(gtiff->Create(files.raster.c_str(), o.size, o.size, 3, GDT_Byte,
-                            const_cast<char**>(create_options)));
-  if (!out) throw IoError(gdalMessage("cannot create '" + files.raster + "'"));
-  out->SetGeoTransform(const_cast<double*>(gt));
-  out->SetSpatialRef(&srs);
-  if (out->RasterIO(GF_Write, 0, 0, o.size, o.size, rgb.data(), o.size, o.size, GDT_Byte, 3,
-                    nullptr, 3, GSpacing(3) * o.size, 1, nullptr) != CE_None)
-    throw IoError(gdalMessage("writing '" + files.raster + "' failed"));
-  return files;
+  return rgb;
 }
 
-std::string makeDemoDataset(const std::string& folder, int size, uint64_t seed) {
-  SceneOptions o;
-  o.size = size;
-  o.seed = seed;
-  makeSyntheticScene(folder, "scene_trn", o);
-  o.seed = seed + 1;
-  o.origin_x += size * o.pixel_size + 100;  // the validation scene lies beside it
-  makeSyntheticScene(folder, "scene_val", o);
-  const auto dir = std::filesystem::path(folder);
-  {
-    std::ofstream csv(dir / "scene.csv");
-    csv << "scene_trn.tif,scene_trn_labels.gpkg,class,trn\n"
-        << "scene_val.tif,scene_val_labels.gpkg,class,val\n";
-    std::ofstream inference(dir / "inference.csv");
-    inference << "scene_val.tif\n";
+void writeRaster(const std::string& path, const SceneOptions& o, const double* gt, OGRSpatialReference& srs,
+                 const std::vector<uint8_t>& rgb) {
+  std::filesystem::remove(path);
+  GDALDriver* gtiff = GetGDALDriverManager()->GetDriverByName("GTiff");
+  const char* create_options[] = {"TILED=YES", "COMPRESS=DEFLATE", "PHOTOMETRIC=RGB", nullptr};
+  Dataset out(gtiff->Create(path.c_str(), o.size, o.size, 3, GDT_Byte,
+                            const_cast<char**>(create_options)));
+  if (!out) throw IoError(gdalMessage("cannot create '" + path + "'"));
+  out->SetGeoTransform(const_cast<double*>(gt));
+  out->SetSpatialRef(&srs);
+  if (out->RasterIO(GF_Write, 0, 0, o.size, o.size, const_cast<uint8_t*>(rgb.data()), o.size, o.size, GDT_Byte, 3,
+                    nullptr, 3, GSpacing(3) * o.size, 1, nullptr) != CE_None)
+    throw IoError(gdalMessage("writing '" + path + "' failed"));
+}
+
+}  // namespace
+
+SceneFiles makeSyntheticScene(const std::string& folder, const std::string& name, const SceneOptions& o) {
+  initGdal();
+  std::filesystem::create_directories(folder);
+  std::mt19937_64 rng(o.seed);
+  const std::vector<Feature> features = layoutScene(o, rng);
+
+  // Georeferencing: pixel (col, row) -> map.
+  const double gt[6] = {o.origin_x, o.pixel_size, 0, o.origin_y, 0, -o.pixel_size};
+  OGRSpatialReference srs;
+  srs.importFromEPSG(o.epsg);
+  srs.SetAxisMappingStrategy(OAMS_TRADITIONAL_GIS_ORDER);
+  std::vector<std::unique_ptr<OGRPolygon>> polygons;
+  for (const auto& f : features) {
+    OGRLinearRing ring;
+    for (auto [x, y] : f.ring) ring.addPoint(gt[0] + x * gt[1], gt[3] + y * gt[5]);
+    auto polygon = std::make_unique<OGRPolygon>();
+    polygon->addRing(&ring);
+    polygons.push_back(std::move(polygon));
   }
-  const std::string config = (dir / "config.yaml").string();
-  std::ofstream yaml(config);
-  yaml << "# GeoDL demo on the built-in synthetic scenes (geo-deep-learning's config format).\n"
-          "# Classes (string field 'class', sorted): 0 background, 1 building, 2 road,\n"
-          "# 3 vegetation, 4 water.\n"
-          "global:\n"
-          "  samples_size: 128\n"
-          "  num_classes: 5\n"
-          "  data_path: .\n"
-          "  number_of_bands: 3\n"
-          "  model_name: unetsmall\n"
-          "\n"
-          "sample:\n"
-          "  prep_csv_file: scene.csv\n"
-          "  samples_dist: 96\n"
-          "  remove_background: True\n"
-          "  mask_input_image: False\n"
-          "  min_annotated_percent: 0\n"
-          "\n"
-          "training:\n"
-          "  output_path: model\n"
-          "  batch_size: 16\n"
-          "  num_epochs: 8\n"
-          "  learning_rate: 0.001\n"
-          "  weight_decay: 0\n"
-          "  step_size: 4\n"
-          "  gamma: 0.5\n"
-          "  class_weights: False\n"
-          "  seed: 1\n"
-          "  augmentation:\n"
-          "    rotate_limit: 45\n"
-          "    rotate_prob: 0.5\n"
-          "    hflip_prob: 0.5\n"
-          "    vflip_prob: 0.5\n"
-          "\n"
-          "models:\n"
-          "  unetsmall:\n"
-          "    dropout: False\n"
-          "    probability: 0.2\n"
-          "\n"
-          "inference:\n"
-          "  img_csv_file: inference.csv\n"
-          "  working_folder: classified\n"
-          "  state_dict_path: model/model.pt\n"
-          "  chunk_size: 128\n"
-          "  overlap: 25\n";
-  return config;
+  SceneFiles files;
+  files.labels = (std::filesystem::path(folder) / (name + "_labels.gpkg")).string();
+  files.raster = (std::filesystem::path(folder) / (name + ".tif")).string();
+  writeLabels(files.labels, srs, features, polygons);
+  writeRaster(files.raster, o, gt, srs, paintScene(o, features, featureOwners(o, gt, features, polygons), rng));
+  return files;
 }
 
 }  // namespace geodl::io

@@ -26,8 +26,4 @@ struct SceneFiles {
 SceneFiles makeSyntheticScene(const std::string& folder, const std::string& name,
                               const SceneOptions& options);
 
-// Two scenes (training and validation), the prep CSV and a config.yaml for them in
-// `folder`; returns the config's path.
-std::string makeDemoDataset(const std::string& folder, int size, uint64_t seed);
-
 }  // namespace geodl::io

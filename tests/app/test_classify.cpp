@@ -9,8 +9,8 @@
 
 #include "app/classify.h"
 #include "app/ml_fixtures.h"
-#include "core/errors.h"
-#include "core/model_file.h"
+#include "base/errors.h"
+#include "model/model_file.h"
 #include "core/test_support.h"
 #include "io/gdal_util.h"
 #include "io/gis_fixtures.h"

@@ -5,7 +5,7 @@
 #include <set>
 
 #include "app/create_samples.h"
-#include "core/errors.h"
+#include "base/errors.h"
 #include "io/gis_fixtures.h"
 #include "io/gdal_util.h"
 #include "io/sample_store.h"

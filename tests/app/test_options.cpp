@@ -11,7 +11,7 @@
 #include "app/create_samples.h"
 #include "app/train.h"
 #include "cli/config.h"
-#include "core/errors.h"
+#include "base/errors.h"
 #include "io/gis_fixtures.h"
 
 namespace geodl {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # kill -9 in the middle of `geodl train`, then --resume: neither the model file nor the
-# checkpoint is damaged, and the resumed run ends with the weights of an uninterrupted one.
+# checkpoint is damaged, the resumed run ends with the weights of an uninterrupted one, and
+# no temporary file of the killed runs is left.
 # Usage: kill_resume.sh GEODL CONFIG WORKDIR
 set -euo pipefail
 geodl=$1 config=$2 work=$3
@@ -36,5 +37,6 @@ a=$(digest "$work/whole/last_checkpoint.pt") b=$(digest "$work/killed/last_check
 c=$(digest "$work/whole/model.pt") d=$(digest "$work/killed/model.pt")
 echo "uninterrupted: $a $c; killed twice and resumed: $b $d"
 [ -n "$a" ] && [ "$a" = "$b" ] && [ "$c" = "$d" ]
-if ls "$work/killed" | grep -q '\.tmp-'; then echo "temporary files left (harmless, but listed):"; ls "$work/killed"; fi
-echo "same weights"
+# The resumed run removed what the killed ones left half-written.
+if ls -a "$work/killed" | grep -q '\.tmp-'; then echo "temporary files left behind:"; ls -a "$work/killed"; exit 1; fi
+echo "no temporary file left; same weights"

@@ -5,7 +5,7 @@
 
 #include "app/csv.h"
 #include "cli/config.h"
-#include "core/errors.h"
+#include "base/errors.h"
 #include "io/gis_fixtures.h"
 
 namespace geodl {

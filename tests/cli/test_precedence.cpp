@@ -8,7 +8,7 @@
 #include "app/batch_probe_options.h"
 #include "cli/config.h"
 #include "cli/option_flags.h"
-#include "core/errors.h"
+#include "base/errors.h"
 #include "io/gis_fixtures.h"
 
 namespace geodl {

@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "core/batch_probe.h"
-#include "core/errors.h"
+#include "base/errors.h"
 
 namespace geodl {
 namespace {

@@ -48,7 +48,8 @@ TEST(MemoryMeter, OneDnnScratchMemoryIsCountedAndReleased) {
     auto x = torch::randn({4, 16, 64, 64});
     auto w = torch::randn({16, 16, 3, 3});
     auto y = torch::conv2d(x, w, {}, 1, 1);
-    EXPECT_GE(meter.peak(), 2 * x.nbytes());
+    // More than the tensors themselves: the convolution's own scratch memory was counted.
+    EXPECT_GT(meter.peak(), x.nbytes() + w.nbytes() + y.nbytes()) << "no scratch counted";
   }
   EXPECT_EQ(meter.current(), 0u);
 }

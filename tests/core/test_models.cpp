@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "core/errors.h"
+#include "base/errors.h"
 #include "core/model_spec.h"
 #include "core/models.h"
 #include "core/test_support.h"

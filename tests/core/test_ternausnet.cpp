@@ -2,7 +2,7 @@
 
 #include <fstream>
 
-#include "core/errors.h"
+#include "base/errors.h"
 #include "core/models.h"
 #include "core/ternausnet.h"
 #include "core/test_support.h"

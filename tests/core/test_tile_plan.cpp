@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "core/errors.h"
+#include "base/errors.h"
 #include "core/tile_plan.h"
 
 namespace geodl {

@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-#include "core/errors.h"
+#include "base/errors.h"
 #include "io/gdal_util.h"
 
 namespace geodl::test {

@@ -1,7 +1,7 @@
 // Rasterizing ground truth on a raster's exact grid.
 #include <gtest/gtest.h>
 
-#include "core/errors.h"
+#include "base/errors.h"
 #include "io/gis_fixtures.h"
 #include "io/labels.h"
 #include "io/raster.h"

@@ -31,7 +31,7 @@
 #include "app/train.h"
 #include "core/device.h"
 #include "io/sample_store.h"
-#include "core/model_info.h"
+#include "model/model_info.h"
 #include "io/synthetic_scene.h"
 #include "geodlplugin.h"
 #include "geodlprovider.h"

@@ -35,8 +35,4 @@ class Cancelled : public Error {
   Cancelled() : Error("cancelled by the user") {}
 };
 
-// The message of the exception being handled, inside a catch block (LibTorch's without its
-// C++ backtrace). Lets callers without torch headers report any error in one line.
-std::string describeCurrentException();
-
 }  // namespace geodl

@@ -1,8 +1,8 @@
-#include "core/progress.h"
+#include "base/progress.h"
 
 #include <algorithm>
 
-#include "core/errors.h"
+#include "base/errors.h"
 
 namespace geodl {
 

@@ -1,4 +1,4 @@
-#include "core/model_file.h"
+#include "model/model_file.h"
 
 #include <torch/script.h>
 #include <torch/serialize.h>
@@ -12,8 +12,8 @@
 #include <map>
 #include <sstream>
 
-#include "core/atomic_file.h"
-#include "core/errors.h"
+#include "base/atomic_file.h"
+#include "base/errors.h"
 
 namespace geodl {
 

@@ -1,11 +1,11 @@
-#include "core/model_info.h"
+#include "model/model_info.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cctype>
 
-#include "core/errors.h"
+#include "base/errors.h"
 
 namespace geodl {
 

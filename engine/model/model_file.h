@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "core/model_info.h"
+#include "model/model_info.h"
 #include "core/models.h"
 
 namespace geodl {

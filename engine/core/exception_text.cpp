@@ -1,4 +1,4 @@
-#include "core/errors.h"
+#include "core/exception_text.h"
 
 #include <c10/util/Exception.h>
 

@@ -1,0 +1,118 @@
+#include "app/train_checkpoint.h"
+
+#include <nlohmann/json.hpp>
+
+#include "base/errors.h"
+
+namespace geodl {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kCheckpointKey = "geodl_checkpoint";
+constexpr const char* kOptimizerKey = "optimizer";
+
+json metricsToJson(const SegmentationMetrics& m) {
+  json classes = json::array();
+  for (const auto& c : m.per_class)
+    classes.push_back({{"iou", c.iou}, {"precision", c.precision}, {"recall", c.recall},
+                       {"f1", c.f1}, {"support", c.support}, {"present", c.present}});
+  return {{"mean_iou", m.mean_iou}, {"pixel_accuracy", m.pixel_accuracy}, {"pixels", m.pixels},
+          {"per_class", classes}};
+}
+
+SegmentationMetrics metricsFromJson(const json& j) {
+  SegmentationMetrics m;
+  m.mean_iou = j.at("mean_iou");
+  m.pixel_accuracy = j.at("pixel_accuracy");
+  m.pixels = j.at("pixels");
+  for (const auto& c : j.at("per_class"))
+    m.per_class.push_back({c.at("iou"), c.at("precision"), c.at("recall"), c.at("f1"),
+                           c.at("support"), c.at("present")});
+  return m;
+}
+
+json recordToJson(const EpochRecord& r) {
+  return {{"epoch", r.epoch}, {"learning_rate", r.learning_rate}, {"train_loss", r.train_loss},
+          {"val_loss", r.val_loss}, {"val", metricsToJson(r.val)}, {"seconds", r.seconds},
+          {"data_wait", r.data_wait}, {"forward", r.forward}, {"backward", r.backward},
+          {"optimizer", r.optimizer}, {"validation", r.validation},
+          {"samples_per_second", r.samples_per_second}};
+}
+
+EpochRecord recordFromJson(const json& j) {
+  EpochRecord r;
+  r.epoch = j.at("epoch");
+  r.learning_rate = j.at("learning_rate");
+  r.train_loss = j.at("train_loss");
+  r.val_loss = j.at("val_loss");
+  r.val = metricsFromJson(j.at("val"));
+  r.seconds = j.at("seconds");
+  r.data_wait = j.at("data_wait");
+  r.forward = j.at("forward");
+  r.backward = j.at("backward");
+  r.optimizer = j.at("optimizer");
+  r.validation = j.at("validation");
+  r.samples_per_second = j.at("samples_per_second");
+  return r;
+}
+
+}  // namespace
+
+std::string metricsJson(const SegmentationMetrics& metrics) { return metricsToJson(metrics).dump(); }
+
+Checkpoint loadCheckpoint(const std::string& path) {
+  Checkpoint c;
+  json state;
+  c.model = std::make_unique<LoadedModel>(loadModelFile(path, [&](torch::serialize::InputArchive& archive) {
+    c10::IValue value;
+    if (!archive.try_read(kCheckpointKey, value) || !value.isString())
+      throw InputError("'" + path + "' is a model file, not a training checkpoint; run without --resume");
+    state = json::parse(value.toStringRef());
+    archive.read(kOptimizerKey, c.optimizer);
+  }));
+  c.state.seed = state.at("seed");
+  c.state.batch_size = state.at("batch_size");
+  c.state.best = state.at("best");
+  c.state.best_epoch = state.at("best_epoch");
+  c.state.since_best = state.at("since_best");
+  for (const auto& r : state.at("epochs")) c.state.epochs.push_back(recordFromJson(r));
+  return c;
+}
+
+void saveCheckpoint(const std::string& path, const ModelInfo& info, SegmentationModelImpl& model,
+                    torch::optim::Optimizer& optimizer, const RunState& state) {
+  json s = {{"epoch", state.epochs.empty() ? 0 : state.epochs.back().epoch}, {"seed", state.seed},
+            {"batch_size", state.batch_size}, {"best", state.best}, {"best_epoch", state.best_epoch},
+            {"since_best", state.since_best}, {"epochs", json::array()}};
+  for (const auto& e : state.epochs) s["epochs"].push_back(recordToJson(e));
+  saveModelFile(path, info, model, [&](torch::serialize::OutputArchive& archive) {
+    torch::serialize::OutputArchive opt;
+    optimizer.save(opt);
+    archive.write(kOptimizerKey, opt);
+    archive.write(kCheckpointKey, c10::IValue(s.dump()));
+  });
+}
+
+void restoreCheckpoint(Checkpoint& checkpoint, SegmentationModelImpl& model, torch::optim::Adam& optimizer,
+                       const torch::Device& device) {
+  optimizer.load(checkpoint.optimizer);
+  {
+    torch::NoGradGuard no_grad;
+    auto target = model.named_parameters(), source = checkpoint.model->model->named_parameters();
+    for (auto& p : target) p.value().copy_(source[p.key()]);
+    auto tb = model.named_buffers(), sb = checkpoint.model->model->named_buffers();
+    for (auto& b : tb) b.value().copy_(sb[b.key()]);
+  }
+  checkpoint.model.reset();
+  // Adam's state was loaded on the CPU: move it beside the parameters.
+  if (device.is_cuda())
+    for (auto& entry : optimizer.state()) {
+      auto& s = static_cast<torch::optim::AdamParamState&>(*entry.second);
+      s.exp_avg(s.exp_avg().to(device));
+      s.exp_avg_sq(s.exp_avg_sq().to(device));
+    }
+}
+
+}  // namespace geodl

@@ -1,0 +1,287 @@
+#include "core/tile_classifier.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <future>
+#include <mutex>
+#include <thread>
+
+#include "base/errors.h"
+
+namespace geodl {
+
+namespace {
+
+struct WindowBatch {
+  size_t row = 0;        // index into the plan's rows
+  std::vector<int> xs;   // window origins in this batch (empty: a row without windows)
+  torch::Tensor images;  // (n, bands, window, window), normalized
+  std::vector<torch::Tensor> masks;
+  bool row_end = false;  // the row's last batch
+};
+
+// A bounded queue between the reading thread and the model.
+class WindowQueue {
+ public:
+  explicit WindowQueue(size_t capacity) : capacity_(capacity) {}
+  bool push(WindowBatch item) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [&] { return stopped_ || items_.size() < capacity_; });
+    if (stopped_) return false;
+    items_.push_back(std::move(item));
+    changed_.notify_all();
+    return true;
+  }
+  WindowBatch pop() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [&] { return error_ || !items_.empty(); });
+    if (items_.empty()) std::rethrow_exception(error_);
+    WindowBatch item = std::move(items_.front());
+    items_.pop_front();
+    changed_.notify_all();
+    return item;
+  }
+  void fail(std::exception_ptr error) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    error_ = error;
+    changed_.notify_all();
+  }
+  void stop() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopped_ = true;
+    changed_.notify_all();
+  }
+
+ private:
+  size_t capacity_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<WindowBatch> items_;
+  std::exception_ptr error_;
+  bool stopped_ = false;
+};
+
+// Reads the job's windows in a thread of its own, two batches ahead of the model.
+class WindowReader {
+ public:
+  WindowReader(const TileSource& source, const TileJob& job) : queue_(2) {
+    thread_ = std::thread([this, &source, &job] {
+      try {
+        read(source, job);
+      } catch (...) {
+        queue_.fail(std::current_exception());
+      }
+    });
+  }
+  ~WindowReader() {
+    queue_.stop();
+    if (thread_.joinable()) thread_.join();
+  }
+  WindowBatch next() { return queue_.pop(); }
+
+ private:
+  void read(const TileSource& source, const TileJob& job) {
+    const int window = job.plan.window;
+    for (size_t k = 0; k < job.plan.ys.size(); ++k) {
+      const std::vector<int>& xs = job.row_windows[k];
+      if (xs.empty() && !queue_.push({k, {}, {}, {}, true})) return;
+      for (size_t start = 0; start < xs.size(); start += size_t(job.batch_size)) {
+        WindowBatch item;
+        item.row = k;
+        const size_t n = std::min(xs.size() - start, size_t(job.batch_size));
+        item.xs.assign(xs.begin() + long(start), xs.begin() + long(start + n));
+        item.row_end = start + n == xs.size();
+        item.images = torch::empty({int64_t(n), source.bands(), window, window});
+        for (size_t i = 0; i < n; ++i) {
+          auto mask = torch::zeros({window, window}, torch::kUInt8);
+          source.readWindow(item.xs[i], job.plan.ys[k], window, item.images[int64_t(i)].data_ptr<float>(),
+                            mask.data_ptr<uint8_t>());
+          item.masks.push_back(mask);
+        }
+        if (!queue_.push(std::move(item))) return;
+      }
+    }
+  }
+
+  WindowQueue queue_;
+  std::thread thread_;
+};
+
+// Runs writes in a thread, one at a time, in order: a new write waits for the previous one,
+// whose error (if any) it rethrows.
+class RowWriter {
+ public:
+  ~RowWriter() {
+    if (pending_.valid()) pending_.wait();
+  }
+  void write(std::function<void()> job) {
+    finish();
+    pending_ = std::async(std::launch::async, std::move(job));
+  }
+  void finish() {
+    if (pending_.valid()) pending_.get();
+  }
+
+ private:
+  std::future<void> pending_;
+};
+
+// Columns classified at a time when rows are final: bounds the temporaries on wide rasters.
+constexpr int kColumnChunk = 2048;
+
+// The weighted sums of the window probabilities over the rows that windows still touch
+// (a window's height of rows from `top`), and where a valid pixel contributed.
+class RowBlender {
+ public:
+  RowBlender(const TilePlan& plan, int classes)
+      : width_(plan.width), height_(plan.height), window_(plan.window), rows_(std::min(plan.window, plan.height)),
+        weights_(torch::from_blob(blendWeights(plan.window, plan.overlap).data(), {plan.window, plan.window},
+                                  torch::kFloat).clone()),
+        acc_(torch::zeros({classes, rows_, width_})),
+        acc_w_(torch::zeros({rows_, width_})),
+        acc_valid_(torch::zeros({rows_, width_}, torch::kUInt8)) {}
+
+  int top() const { return top_; }
+
+  // One window's probabilities (classes x window x window) and valid mask at (x0, y0).
+  void add(int x0, int y0, const torch::Tensor& probs, const torch::Tensor& valid) {
+    const int w = std::min(window_, width_ - x0), h = std::min(window_, height_ - y0);
+    const int r0 = y0 - top_;
+    acc_.narrow(1, r0, h).narrow(2, x0, w) += (probs * weights_).narrow(1, 0, h).narrow(2, 0, w);
+    acc_w_.narrow(0, r0, h).narrow(1, x0, w) += weights_.narrow(0, 0, h).narrow(1, 0, w);
+    auto v = acc_valid_.narrow(0, r0, h).narrow(1, x0, w);
+    v.copy_(v.__or__(valid.narrow(0, 0, h).narrow(1, 0, w)));
+  }
+
+  // The blended probabilities (classes x n x cw) of the first n rows, columns [c0, c0 + cw),
+  // and where they were computed from a valid pixel (n x cw).
+  torch::Tensor probabilities(int n, int c0, int cw) const {
+    auto w = acc_w_.narrow(0, 0, n).narrow(1, c0, cw);
+    return acc_.narrow(1, 0, n).narrow(2, c0, cw) / w.clamp_min(1e-12).unsqueeze(0);
+  }
+  torch::Tensor computed(int n, int c0, int cw) const {
+    return (acc_w_.narrow(0, 0, n).narrow(1, c0, cw) > 0) & (acc_valid_.narrow(0, 0, n).narrow(1, c0, cw) > 0);
+  }
+
+  // The first rows, up to next_y, are done: the rest moves up.
+  void slide(int next_y) {
+    const int n = next_y - top_;
+    const int keep = rows_ - n;
+    if (keep > 0) {
+      acc_.narrow(1, 0, keep).copy_(acc_.narrow(1, n, keep).clone());
+      acc_w_.narrow(0, 0, keep).copy_(acc_w_.narrow(0, n, keep).clone());
+      acc_valid_.narrow(0, 0, keep).copy_(acc_valid_.narrow(0, n, keep).clone());
+    }
+    acc_.narrow(1, std::max(keep, 0), rows_ - std::max(keep, 0)).zero_();
+    acc_w_.narrow(0, std::max(keep, 0), rows_ - std::max(keep, 0)).zero_();
+    acc_valid_.narrow(0, std::max(keep, 0), rows_ - std::max(keep, 0)).zero_();
+    top_ = next_y;
+  }
+
+ private:
+  int width_, height_, window_, rows_;
+  torch::Tensor weights_, acc_, acc_w_, acc_valid_;
+  int top_ = 0;
+};
+
+struct FinalRows {
+  torch::Tensor ids;    // (n, width) uint8
+  torch::Tensor probs;  // (classes, n, width), or undefined
+};
+
+// The classes (and probabilities) of the first n rows, nodata outside the area and the mask,
+// in column chunks so that the temporaries stay small on wide rasters; counts into `result`.
+FinalRows finishRows(const RowBlender& blender, const TileJob& job, int n, ProbabilityType type, TileResult& result) {
+  const int width = job.plan.width, classes = job.classes, y = blender.top();
+  FinalRows rows;
+  rows.ids = torch::empty({n, width}, torch::kUInt8);
+  if (type != ProbabilityType::None)
+    rows.probs = torch::empty({classes, n, width}, type == ProbabilityType::Float32 ? torch::kFloat : torch::kUInt8);
+  const int ia = std::max(job.area[1], y) - y, ib = std::min(job.area[3], y + n) - y;
+  torch::Tensor in_mask;  // (n, width): 1 inside the mask's polygons
+  std::vector<uint8_t> strip;
+  if (job.inside) {
+    job.inside(y, n, strip);
+    in_mask = torch::from_blob(strip.data(), {n, width}, torch::kUInt8);
+  }
+  const auto ids_of = torch::from_blob(const_cast<uint8_t*>(job.class_ids.data()), {classes}, torch::kUInt8);
+  for (int c0 = 0; c0 < width; c0 += kColumnChunk) {
+    const int cw = std::min(kColumnChunk, width - c0);
+    auto p = blender.probabilities(n, c0, cw);
+    auto computed = blender.computed(n, c0, cw);
+    const int ja = std::max(job.area[0], c0) - c0, jb = std::min(job.area[2], c0 + cw) - c0;
+    auto inside = torch::zeros({n, cw}, torch::kBool);
+    if (ib > ia && jb > ja) inside.narrow(0, ia, ib - ia).narrow(1, ja, jb - ja).fill_(true);
+    computed = computed & inside;
+    if (in_mask.defined()) computed = computed & (in_mask.narrow(1, c0, cw) > 0);
+    auto index = p.argmax(0);
+    rows.ids.narrow(1, c0, cw).copy_(torch::where(computed, ids_of.index({index}), torch::full({}, 255, torch::kUInt8)));
+    auto counts = torch::bincount(index.masked_select(computed), {}, classes);
+    for (int c = 0; c < classes; ++c) result.class_pixels[size_t(c)] += counts[c].item<int64_t>();
+    result.nodata_pixels += int64_t(n) * cw - computed.sum().item<int64_t>();
+    if (rows.probs.defined()) {
+      auto masked = p * computed.unsqueeze(0);
+      rows.probs.narrow(2, c0, cw).copy_(type == ProbabilityType::Float32
+                                             ? masked
+                                             : (masked * 255.0).round().clamp(0, 255).to(torch::kUInt8));
+    }
+  }
+  return rows;
+}
+
+void checkShape(const torch::Tensor& probs, const TileJob& job) {
+  const int window = job.plan.window;
+  if (probs.dim() != 4 || probs.size(1) != job.classes || probs.size(2) != window || probs.size(3) != window)
+    throw InputError("the model gave an output of shape " + std::to_string(probs.size(1)) + " x " +
+                     std::to_string(probs.size(2)) + " x " + std::to_string(probs.size(3)) + " for windows of " +
+                     std::to_string(window) + " pixels and " + std::to_string(job.classes) +
+                     " classes; check its sidecar");
+}
+
+}  // namespace
+
+TileResult classifyTiles(const std::function<torch::Tensor(const torch::Tensor&)>& probabilities,
+                         const TileSource& source, TileSink& sink, const TileJob& job, const torch::Device& device,
+                         Progress& progress) {
+  const TilePlan& plan = job.plan;
+  TileResult result;
+  result.class_pixels.assign(size_t(job.classes), 0);
+  int64_t to_compute = 0;
+  for (const auto& xs : job.row_windows) to_compute += int64_t(xs.size());
+  WindowReader reader(source, job);
+  RowBlender blender(plan, job.classes);
+  // Writing runs in a thread of its own, one block of rows at a time, overlapping the model.
+  RowWriter writer;
+  for (size_t k = 0; k < plan.ys.size(); ++k) {
+    for (bool row_done = false; !row_done;) {
+      progress.checkCancelled();
+      WindowBatch item = reader.next();
+      row_done = item.row_end;
+      if (item.xs.empty()) continue;
+      const auto probs = probabilities(item.images.to(device)).to(torch::kCPU).to(torch::kFloat);
+      checkShape(probs, job);
+      for (size_t i = 0; i < item.xs.size(); ++i) {
+        blender.add(item.xs[i], plan.ys[k], probs[int64_t(i)], item.masks[i]);
+        ++result.windows_computed;
+        progress.report(double(result.windows_computed) / double(std::max<int64_t>(1, to_compute)),
+                        "window " + std::to_string(result.windows_computed) + "/" + std::to_string(to_compute));
+      }
+    }
+    // Rows no later window touches are final: classify them, hand them to the writing
+    // thread, and slide.
+    const int next_y = k + 1 < plan.ys.size() ? plan.ys[k + 1] : plan.height;
+    const int n = next_y - blender.top();
+    if (n <= 0) continue;
+    FinalRows rows = finishRows(blender, job, n, sink.probabilities(), result);
+    writer.write([&sink, rows, y = blender.top(), n] {
+      sink.writeRows(y, n, rows.ids.data_ptr<uint8_t>(), rows.probs.defined() ? rows.probs.data_ptr() : nullptr);
+    });
+    blender.slide(next_y);
+  }
+  writer.finish();
+  return result;
+}
+
+}  // namespace geodl

@@ -1,0 +1,44 @@
+// Classification by sliding windows between a tile source and a tile sink: windows are read
+// two batches ahead in a thread, their class probabilities blended where they overlap, and
+// each block of rows written (in another thread) as soon as no later window touches it, so
+// memory depends on the window and the width, not the height.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "base/progress.h"
+#include "core/tile_plan.h"
+#include "base/tiles.h"
+
+namespace geodl {
+
+struct TileJob {
+  TilePlan plan;
+  std::vector<std::vector<int>> row_windows;  // per row of the plan: the window origins to compute
+  int classes = 0;
+  std::vector<uint8_t> class_ids;             // the output id of each class
+  int batch_size = 4;
+  int area[4] = {0, 0, 0, 0};                 // only [x0, x1) x [y0, y1) is classified
+  // Optional: 1 where rows [y, y + n) are inside the mask (n x width); elsewhere nodata.
+  std::function<void(int y, int n, std::vector<uint8_t>& inside)> inside;
+};
+
+struct TileResult {
+  std::vector<int64_t> class_pixels;  // per class
+  int64_t nodata_pixels = 0;
+  int64_t windows_computed = 0;
+};
+
+// Classifies the job's windows: `probabilities` maps a batch of normalized windows (N,
+// bands, window, window) on `device` to class probabilities (N, classes, window, window).
+// Throws InputError when the model's output has another shape, Cancelled when progress
+// says so (the sink then has part of the rows: its owner discards them).
+TileResult classifyTiles(const std::function<torch::Tensor(const torch::Tensor&)>& probabilities,
+                         const TileSource& source, TileSink& sink, const TileJob& job,
+                         const torch::Device& device, Progress& progress);
+
+}  // namespace geodl

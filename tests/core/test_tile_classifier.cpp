@@ -1,0 +1,145 @@
+// Classification between a tile source and sink, without GDAL: tiled and blended equals the
+// whole image for a model that looks at one pixel at a time; rows arrive in order, once;
+// the extent and the mask become nodata; cancelling stops the threads.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <atomic>
+
+#include "base/errors.h"
+#include "core/tile_classifier.h"
+
+namespace geodl {
+namespace {
+
+constexpr int kBands = 2, kClasses = 3;
+
+// An image in memory (bands x height x width, already normalized); zero past its edges.
+class MemorySource : public TileSource {
+ public:
+  explicit MemorySource(torch::Tensor image) : image_(std::move(image)) {}
+  int width() const override { return int(image_.size(2)); }
+  int height() const override { return int(image_.size(1)); }
+  int bands() const override { return int(image_.size(0)); }
+  void readWindow(int x0, int y0, int window, float* out, uint8_t* valid) const override {
+    auto a = image_.accessor<float, 3>();
+    for (int r = 0; r < window; ++r)
+      for (int c = 0; c < window; ++c) {
+        const int y = y0 + r, x = x0 + c;
+        const bool in = y < height() && x < width();
+        valid[r * window + c] = in;
+        for (int b = 0; b < bands(); ++b) out[(size_t(b) * window + r) * window + c] = in ? a[b][y][x] : 0.0f;
+      }
+  }
+
+ private:
+  torch::Tensor image_;
+};
+
+// Rows kept in memory, checked to come in order, each once.
+class MemorySink : public TileSink {
+ public:
+  MemorySink(int width, int height, ProbabilityType type)
+      : type_(type), ids(torch::full({height, width}, 7, torch::kUInt8)),
+        probs(torch::zeros({kClasses, height, width})) {}
+  ProbabilityType probabilities() const override { return type_; }
+  void writeRows(int y, int n, const uint8_t* row_ids, const void* p) override {
+    EXPECT_EQ(y, next_row) << "rows out of order";
+    next_row = y + n;
+    const int width = int(ids.size(1));
+    ids.narrow(0, y, n).copy_(torch::from_blob(const_cast<uint8_t*>(row_ids), {n, width}, torch::kUInt8));
+    if (type_ == ProbabilityType::Float32)
+      probs.narrow(1, y, n).copy_(torch::from_blob(const_cast<void*>(p), {kClasses, n, width}, torch::kFloat));
+    if (type_ == ProbabilityType::Byte)
+      probs.narrow(1, y, n).copy_(torch::from_blob(const_cast<void*>(p), {kClasses, n, width}, torch::kUInt8)
+                                      .to(torch::kFloat) / 255.0);
+  }
+  ProbabilityType type_;
+  torch::Tensor ids, probs;
+  int next_row = 0;
+};
+
+// A model that looks at one pixel at a time (a 1x1 convolution): its output at a pixel does
+// not depend on the window, so any blend of windows must give the whole image's answer.
+torch::Tensor pointwise(const torch::Tensor& x) {
+  static const torch::Tensor w = torch::tensor({1.0f, -2.0f, 0.5f, 1.5f, -1.0f, 0.25f}).reshape({kClasses, kBands, 1, 1});
+  return torch::softmax(torch::conv2d(x, w), 1);
+}
+
+TileJob everyWindow(int width, int height, int window, double overlap) {
+  TileJob job;
+  job.plan = planTiles(width, height, window, overlap);
+  job.classes = kClasses;
+  job.class_ids = {0, 1, 2};
+  job.batch_size = 3;
+  job.area[2] = width;
+  job.area[3] = height;
+  job.row_windows.assign(job.plan.ys.size(), job.plan.xs);
+  return job;
+}
+
+TEST(TileClassifier, BlendedTilesEqualTheWholeImage) {
+  torch::manual_seed(3);
+  const int width = 77, height = 53;  // not multiples of the window
+  const auto image = torch::randn({kBands, height, width});
+  const auto whole = pointwise(image.unsqueeze(0))[0];
+  MemorySource source(image);
+  MemorySink sink(width, height, ProbabilityType::Float32);
+  NullProgress progress;
+  const TileResult r = classifyTiles(pointwise, source, sink, everyWindow(width, height, 24, 25), torch::kCPU, progress);
+  EXPECT_EQ(sink.next_row, height);
+  EXPECT_TRUE(torch::equal(sink.ids, whole.argmax(0).to(torch::kUInt8)));
+  EXPECT_LT((sink.probs - whole).abs().max().item<float>(), 1e-5f);
+  EXPECT_EQ(r.nodata_pixels, 0);
+  EXPECT_EQ(r.windows_computed, int64_t(everyWindow(width, height, 24, 25).plan.windows()));
+  int64_t total = 0;
+  for (auto c : r.class_pixels) total += c;
+  EXPECT_EQ(total, int64_t(width) * height);
+}
+
+TEST(TileClassifier, ExtentAndMaskAreNodataAndByteProbabilitiesSumTo255) {
+  const int width = 40, height = 30;
+  MemorySource source(torch::randn({kBands, height, width}));
+  MemorySink sink(width, height, ProbabilityType::Byte);
+  TileJob job = everyWindow(width, height, 16, 25);
+  job.area[0] = 5, job.area[1] = 4, job.area[2] = 35, job.area[3] = 26;  // [5, 35) x [4, 26)
+  job.inside = [](int y, int n, std::vector<uint8_t>& strip) {  // the mask: left of column 20
+    strip.assign(size_t(n) * width, 0);
+    for (int r = 0; r < n; ++r)
+      for (int x = 0; x < 20; ++x) strip[size_t(r) * width + x] = 1;
+    (void)y;
+  };
+  NullProgress progress;
+  const TileResult r = classifyTiles(pointwise, source, sink, job, torch::kCPU, progress);
+  const int64_t inside = int64_t(20 - 5) * (26 - 4);
+  EXPECT_EQ(r.nodata_pixels, int64_t(width) * height - inside);
+  EXPECT_EQ((sink.ids == 255).sum().item<int64_t>(), int64_t(width) * height - inside);
+  EXPECT_EQ(sink.ids[3][10].item<int>(), 255);   // above the extent
+  EXPECT_EQ(sink.ids[10][25].item<int>(), 255);  // outside the mask
+  EXPECT_NE(sink.ids[10][10].item<int>(), 255);
+  const auto sums = sink.probs.sum(0) * 255.0;
+  EXPECT_NEAR(sums[10][10].item<float>(), 255.0f, 2.0f);
+  EXPECT_EQ(sums[10][25].item<float>(), 0.0f);
+}
+
+TEST(TileClassifier, AWrongOutputShapeIsNamedAndCancellingStopsTheThreads) {
+  MemorySource source(torch::randn({kBands, 50, 50}));
+  MemorySink sink(50, 50, ProbabilityType::None);
+  NullProgress progress;
+  const auto two_classes = [](const torch::Tensor& x) { return pointwise(x).narrow(1, 0, 2); };
+  try {
+    classifyTiles(two_classes, source, sink, everyWindow(50, 50, 16, 25), torch::kCPU, progress);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("the model gave an output of shape 2 x 16 x 16"), std::string::npos) << e.what();
+  }
+  struct CancelAfter : Progress {
+    mutable std::atomic<int> reports{0};
+    void report(double, const std::string&) override { ++reports; }
+    bool cancelled() const override { return reports > 2; }
+  } cancel;
+  EXPECT_THROW(classifyTiles(pointwise, source, sink, everyWindow(50, 50, 16, 25), torch::kCPU, cancel), Cancelled);
+}
+
+}  // namespace
+}  // namespace geodl

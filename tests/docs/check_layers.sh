@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Each folder of engine/ is one CMake target and may include only the folders below it:
+#   base; core and io on base; model on core; app on model and io; cli on app.
+# GDAL, OGR and HDF5 stay inside io's .cpp files (and io's internal gdal_util.h); LibTorch
+# stays out of base and io.
+set -euo pipefail
+root=$(realpath "$(dirname "$0")/../..")
+cd "$root/engine"
+status=0
+# allowed quoted-include folders, per folder
+declare -A allowed=(
+  [base]="base"
+  [core]="base core"
+  [model]="base core model"
+  [io]="base io"
+  [app]="base core model io app"
+  [cli]="base core model io app cli"
+)
+for folder in "${!allowed[@]}"; do
+  pattern=$(echo "${allowed[$folder]}" | sed 's/ /\\|/g')
+  bad=$(grep -Hn '^#include "' "$folder"/*.h "$folder"/*.cpp 2>/dev/null | grep -v "#include \"\($pattern\)/" || true)
+  if [ -n "$bad" ]; then
+    echo "engine/$folder includes what it may not (allowed: ${allowed[$folder]}):"
+    echo "$bad"
+    status=1
+  fi
+done
+gdal=$(grep -Hln '#include <\(gdal\|ogr\|cpl_\|hdf5\)' */*.h */*.cpp | grep -v '^io/.*\.cpp$' | grep -v '^io/gdal_util.h$' || true)
+if [ -n "$gdal" ]; then echo "GDAL, OGR or HDF5 headers outside io's sources: $gdal"; status=1; fi
+internal=$(grep -Hln '#include "io/gdal_util.h"' */*.h */*.cpp | grep -v '^io/' || true)
+if [ -n "$internal" ]; then echo "io's internal gdal_util.h used outside io: $internal"; status=1; fi
+torch=$(grep -Hln '#include <\(torch\|ATen\|c10\)' base/* io/* || true)
+if [ -n "$torch" ]; then echo "LibTorch in base or io: $torch"; status=1; fi
+[ $status = 0 ] && echo "every folder includes only what its target may use"
+exit $status
