@@ -6,5 +6,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 for ts in i18n/*.ts; do
   lupdate -no-obsolete -locations none -tr-function-alias QT_TR_NOOP+=GEODL_TR \
-    plugin/*.cpp plugin/*.h engine/app/*_options.cpp -ts "$ts"
+    plugin/*.cpp plugin/*.h engine/app/*_options.cpp engine/app/*_options.h -ts "$ts"
 done

@@ -1,16 +1,13 @@
 #include "app/batch_probe_options.h"
 
-#include "app/train.h"
+#include "app/shared_options.h"
 
 namespace geodl {
 
 const OptionTable<BatchProbeOptions>& batchProbeOptionTable() {
   using O = BatchProbeOptions;
   static const OptionTable<O> table = {
-      option("model", &O::model)
-          .oneOf(modelChoices).cli("model").qgis("MODEL")
-          .describe(GEODL_TR("Model"),
-                    GEODL_TR("The architecture; checkpointed_unet is unetsmall with gradient checkpointing.")),
+      modelOption(option("model", &O::model)),
       option("sample_size", &O::sample_size)
           .range(8, 100000).cli("sample-size").qgis("SAMPLE_SIZE")
           .describe(GEODL_TR("Sample size (pixels)"),
@@ -21,21 +18,13 @@ const OptionTable<BatchProbeOptions>& batchProbeOptionTable() {
       option("classes", &O::classes)
           .range(1, 10000).cli("classes").qgis("CLASSES")
           .describe(GEODL_TR("Number of classes"), GEODL_TR("Classes, background included (global.num_classes).")),
-      option("checkpoint", &O::checkpoint)
-          .cli("checkpoint").qgis("CHECKPOINT")
-          .describe(GEODL_TR("Gradient checkpointing"),
-                    GEODL_TR("Recompute activations in backward: about three times the batch for some 25% more "
-                             "time.")),
+      checkpointOption(option("checkpoint", &O::checkpoint), false),
       option("budget_mib", &O::budget_mib)
           .range(1, 1e9).cli("budget-mib").qgis("BUDGET_MIB")
           .describe(GEODL_TR("Memory budget (MiB)"),
                     GEODL_TR("The memory a training step may use: the GPU's memory, or the RAM you can spare.")),
-      option("device", &O::device)
-          .oneOf([] { return deviceChoices(); }).pattern("cuda:N").cli("device").qgis("DEVICE", true)
-          .describe(GEODL_TR("Device"), GEODL_TR("auto (a GPU when there is one), cpu, cuda or cuda:N.")),
-      option("threads", &O::threads)
-          .range(0, 1024).cli("threads").qgis("THREADS", true)
-          .describe(GEODL_TR("CPU threads (0: all cores)"), GEODL_TR("LibTorch's CPU threads (0: all cores).")),
+      deviceOption(option("device", &O::device)),
+      threadsOption(option("threads", &O::threads)),
       option("confirm", &O::confirm)
           .cli("no-confirm").negatedFlag().qgis("CONFIRM", true)
           .describe(GEODL_TR("Confirm with a step at the predicted batch"),

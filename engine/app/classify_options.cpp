@@ -6,7 +6,7 @@
 
 #include "app/classify.h"
 #include "app/csv.h"
-#include "app/train.h"
+#include "app/shared_options.h"
 #include "base/errors.h"
 
 namespace geodl {
@@ -116,11 +116,7 @@ const OptionTable<ClassifyJob>& classifyOptionTable() {
           .describe(GEODL_TR("Batch size (windows)"),
                     GEODL_TR("Windows per forward pass; more is faster until memory runs out (0: as many as "
                              "fit the memory budget).")),
-      engine("memory_budget_mib", &ClassifyOptions::memory_budget_mib)
-          .range(0, 1e9).config("inference.memory_budget_mib").cli("memory-budget-mib")
-          .qgis("MEMORY_BUDGET_MIB", true)
-          .describe(GEODL_TR("Memory budget for batch size 0 (MiB, 0: automatic)"),
-                    GEODL_TR("The memory batch size 0 may fill (0: half the free RAM, or 90% of the GPU's).")),
+      memoryBudgetOption(engine("memory_budget_mib", &ClassifyOptions::memory_budget_mib), "inference.memory_budget_mib"),
       engine("tta", &ClassifyOptions::tta)
           .config("inference.tta").cli("tta").qgis("TTA")
           .describe(GEODL_TR("Test-time augmentation"),
@@ -145,13 +141,8 @@ const OptionTable<ClassifyJob>& classifyOptionTable() {
       engine("cog", &ClassifyOptions::cog)
           .config("inference.cog").cli("cog").qgis("COG", true)
           .describe(GEODL_TR("Cloud Optimized GeoTIFF"), GEODL_TR("Write Cloud Optimized GeoTIFFs.")),
-      engine("device", &ClassifyOptions::device)
-          .oneOf([] { return deviceChoices(); }).pattern("cuda:N")
-          .config("inference.device").cli("device").qgis("DEVICE", true)
-          .describe(GEODL_TR("Device"), GEODL_TR("auto (a GPU when there is one), cpu, cuda or cuda:N.")),
-      engine("threads", &ClassifyOptions::threads)
-          .range(0, 1024).config("inference.threads").cli("threads").qgis("THREADS", true)
-          .describe(GEODL_TR("CPU threads (0: all cores)"), GEODL_TR("LibTorch's CPU threads (0: all cores).")),
+      deviceOption(engine("device", &ClassifyOptions::device), "inference.device"),
+      threadsOption(engine("threads", &ClassifyOptions::threads), "inference.threads"),
       option("working_folder", &O::working_folder)
           .path().config("inference.working_folder").cli("working-folder")
           .describe("", GEODL_TR("Where NAME_inference.tif goes for each raster.")),

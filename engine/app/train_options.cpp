@@ -1,6 +1,7 @@
 // The options of the training job, declared once (see app/options.h).
 #include <filesystem>
 
+#include "app/shared_options.h"
 #include "app/train.h"
 #include "core/model_spec.h"
 
@@ -57,10 +58,7 @@ OptionTable<O> dataAndModelOptions() {
       option("output_folder", &O::output_folder)
           .path().config("training.output_path").cli("output-path")
           .describe("", GEODL_TR("The folder of model.pt, last_checkpoint.pt, metrics.csv and report.html.")),
-      option("model", &O::model)
-          .oneOf(modelChoices).config("global.model_name").cli("model").qgis("MODEL")
-          .describe(GEODL_TR("Model"),
-                    GEODL_TR("The architecture; checkpointed_unet is unetsmall with gradient checkpointing.")),
+      modelOption(option("model", &O::model), "global.model_name"),
       option("sample_size", &O::sample_size)
           .range(0, 100000).config("global.samples_size").cli("samples-size")
           .describe("", GEODL_TR("The samples' size, checked against the stores (0: not checked).")),
@@ -119,11 +117,8 @@ OptionTable<O> optimizationOptions() {
           .describe(GEODL_TR("Class weights"),
                     GEODL_TR("false: every class weighs the same; auto: inverse class frequency in the training "
                              "samples, to help rare classes; or a list with one weight per class.")),
-      option("checkpoint", &O::checkpoint)
-          .config("training.checkpoint", {"models.*.checkpoint"}).cli("checkpoint").qgis("CHECKPOINT", true)
-          .describe(GEODL_TR("Gradient checkpointing"),
-                    GEODL_TR("Recompute activations in backward: about three times the batch for some 25% more "
-                             "time.")),
+      checkpointOption(option("checkpoint", &O::checkpoint).config("training.checkpoint", {"models.*.checkpoint"}),
+                       true),
       option("dropout", &O::dropout)
           .config("models.*.dropout").cli("dropout").qgis("DROPOUT", true)
           .describe(GEODL_TR("Dropout"), GEODL_TR("Dropout in the UNets' blocks.")),
@@ -172,10 +167,7 @@ OptionTable<O> runOptions() {
           .config("training.best_metric").cli("best-metric").qgis("BEST_METRIC", true)
           .describe(GEODL_TR("Best model by"),
                     GEODL_TR("What picks the best model: the lowest validation loss or the highest mean IoU.")),
-      option("memory_budget_mib", &O::memory_budget_mib)
-          .range(0, 1e9).config("training.memory_budget_mib").cli("memory-budget-mib").qgis("MEMORY_BUDGET_MIB", true)
-          .describe(GEODL_TR("Memory budget for batch size 0 (MiB, 0: automatic)"),
-                    GEODL_TR("The memory batch size 0 may fill (0: half the free RAM, or 90% of the GPU's).")),
+      memoryBudgetOption(option("memory_budget_mib", &O::memory_budget_mib), "training.memory_budget_mib"),
       option("seed", &O::seed)
           .range(-1, 2147483647).config("training.seed", {"global.seed"}).cli("seed").qgis("SEED", true)
           .describe(GEODL_TR("Random seed (-1: random)"),
@@ -184,16 +176,11 @@ OptionTable<O> runOptions() {
           .config("training.deterministic").cli("deterministic").qgis("DETERMINISTIC", true)
           .describe(GEODL_TR("Deterministic"),
                     GEODL_TR("Deterministic algorithms: the same seed gives the same losses and weights.")),
-      option("threads", &O::threads)
-          .range(0, 1024).config("training.threads").cli("threads").qgis("THREADS", true)
-          .describe(GEODL_TR("CPU threads (0: all cores)"), GEODL_TR("LibTorch's CPU threads (0: all cores).")),
+      threadsOption(option("threads", &O::threads), "training.threads"),
       option("loader_threads", &O::loader_threads)
           .range(0, 256).config("training.loader_threads").cli("loader-threads")
           .describe("", GEODL_TR("Background threads preparing batches (0: automatic).")),
-      option("device", &O::device)
-          .oneOf([] { return deviceChoices(); }).pattern("cuda:N")
-          .config("training.device").cli("device").qgis("DEVICE", true)
-          .describe(GEODL_TR("Device"), GEODL_TR("auto (a GPU when there is one), cpu, cuda or cuda:N.")),
+      deviceOption(option("device", &O::device), "training.device"),
       option("bf16", &O::bf16)
           .config("training.bf16").cli("bf16").qgis("BF16", true)
           .describe(GEODL_TR("bfloat16 autocast (GPU)"), GEODL_TR("bfloat16 autocast on the GPU.")),

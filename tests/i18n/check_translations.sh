@@ -10,7 +10,7 @@ for ts in "$root"/i18n/*.ts; do
   cp "$ts" "$tmp/"
   copy=$tmp/$(basename "$ts")
   (cd "$root" && lupdate -no-obsolete -locations none -tr-function-alias QT_TR_NOOP+=GEODL_TR \
-    plugin/*.cpp plugin/*.h engine/app/*_options.cpp -ts "$copy") > /dev/null 2>&1
+    plugin/*.cpp plugin/*.h engine/app/*_options.cpp engine/app/*_options.h -ts "$copy") > /dev/null 2>&1
   report=$(lrelease "$copy" -qm "$tmp/out.qm")
   echo "$(basename "$ts"): $(echo "$report" | grep -o 'Generated.*')"
   unfinished=$(echo "$report" | sed -n 's/.*finished and \([0-9]*\) unfinished.*/\1/p')

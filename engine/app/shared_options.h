@@ -1,0 +1,70 @@
+// Options several jobs share (device, threads, model, checkpointing, memory budget), declared
+// once: each builder completes the option of a job's own field.
+#pragma once
+
+#include <string>
+
+#include "app/options.h"
+#include "app/train.h"
+
+namespace geodl {
+
+// The texts, in plain functions: lupdate reads their context as "geodl" (in a template it
+// would not).
+struct OptionTexts {
+  const char* label;
+  const char* help;
+};
+inline OptionTexts deviceTexts() {
+  return {GEODL_TR("Device"), GEODL_TR("auto (a GPU when there is one), cpu, cuda or cuda:N.")};
+}
+inline OptionTexts threadsTexts() {
+  return {GEODL_TR("CPU threads (0: all cores)"), GEODL_TR("LibTorch's CPU threads (0: all cores).")};
+}
+inline OptionTexts modelTexts() {
+  return {GEODL_TR("Model"), GEODL_TR("The architecture; checkpointed_unet is unetsmall with gradient checkpointing.")};
+}
+inline OptionTexts checkpointTexts() {
+  return {GEODL_TR("Gradient checkpointing"),
+          GEODL_TR("Recompute activations in backward: about three times the batch for some 25% more time.")};
+}
+inline OptionTexts memoryBudgetTexts() {
+  return {GEODL_TR("Memory budget for batch size 0 (MiB, 0: automatic)"),
+          GEODL_TR("The memory batch size 0 may fill (0: half the free RAM, or 90% of the GPU's).")};
+}
+
+template <class O>
+Option<O> deviceOption(Option<O> o, const std::string& key = "") {
+  if (!key.empty()) o.config(key);
+  return o.oneOf([] { return deviceChoices(); })
+      .pattern("cuda:N").cli("device").qgis("DEVICE", true)
+      .describe(deviceTexts().label, deviceTexts().help);
+}
+
+template <class O>
+Option<O> threadsOption(Option<O> o, const std::string& key = "") {
+  if (!key.empty()) o.config(key);
+  return o.range(0, 1024).cli("threads").qgis("THREADS", true)
+      .describe(threadsTexts().label, threadsTexts().help);
+}
+
+template <class O>
+Option<O> modelOption(Option<O> o, const std::string& key = "") {
+  if (!key.empty()) o.config(key);
+  return o.oneOf(modelChoices).cli("model").qgis("MODEL")
+      .describe(modelTexts().label, modelTexts().help);
+}
+
+template <class O>
+Option<O> checkpointOption(Option<O> o, bool advanced) {
+  return o.cli("checkpoint").qgis("CHECKPOINT", advanced)
+      .describe(checkpointTexts().label, checkpointTexts().help);
+}
+
+template <class O>
+Option<O> memoryBudgetOption(Option<O> o, const std::string& key) {
+  return o.range(0, 1e9).config(key).cli("memory-budget-mib").qgis("MEMORY_BUDGET_MIB", true)
+      .describe(memoryBudgetTexts().label, memoryBudgetTexts().help);
+}
+
+}  // namespace geodl
