@@ -536,7 +536,7 @@ class TrainingRun {
     last.created = utcNow();
     saveCheckpoint(result_.checkpoint_path, last, model, optimizer, state);
     writeTextAtomically(result_.csv_path, metricsCsv(result_));
-    writeTextAtomically(result_.report_path, trainingReportHtml(result_, options_));
+    writeTextAtomically(result_.report_path, trainingReportHtml(result_));
     return better;
   }
 
@@ -565,6 +565,9 @@ std::vector<double> inverseFrequencyWeights(const std::vector<int64_t>& class_pi
 TrainResult train(const TrainOptions& options, Progress& progress) {
   CpuMemoryScope memory;  // reused blocks for the training steps
   TrainResult result;
+  result.model = options.model;
+  result.epochs_planned = options.epochs;
+  result.best_metric = options.best_metric;
 
   // 1. Check and plan: nothing is written before everything is checked.
   const TrainPlan plan = planTraining(options, result);

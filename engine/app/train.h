@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "app/options.h"
+#include "app/train_result.h"
 #include "core/augment.h"
-#include "core/metrics.h"
 #include "base/progress.h"
 
 namespace geodl {
@@ -63,38 +63,6 @@ struct TrainOptions {
 
   bool resume = false;           // continue from <output_folder>/last_checkpoint.pt
   std::string config_text;       // the configuration as given, kept in the model file
-};
-
-struct EpochRecord {
-  int epoch = 0;  // 1-based
-  double learning_rate = 0;
-  double train_loss = 0, val_loss = 0;
-  SegmentationMetrics val;
-  double seconds = 0;        // the whole epoch, validation included
-  double data_wait = 0;      // training time spent waiting for batches
-  double forward = 0, backward = 0, optimizer = 0, validation = 0;
-  double samples_per_second = 0;  // training samples / training time (data waits included)
-};
-
-struct TrainResult {
-  std::string model_path, checkpoint_path, csv_path, report_path;
-  std::string device;
-  int threads = 0;
-  int batch_size = 0;
-  bool batch_size_probed = false;
-  int64_t train_samples = 0, val_samples = 0;
-  int64_t seed = 0;
-  int first_epoch = 1;  // > 1 after --resume
-  int best_epoch = 0;
-  bool stopped_early = false;
-  std::vector<std::string> class_names;
-  std::vector<EpochRecord> epochs;  // every epoch, those before a resume included
-  // The best epoch's record; null when no epoch ran.
-  const EpochRecord* best() const {
-    for (const auto& r : epochs)
-      if (r.epoch == best_epoch) return &r;
-    return nullptr;
-  }
 };
 
 // Checks everything (stores, model options, pretrained weights, output folder) before the

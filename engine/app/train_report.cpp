@@ -124,7 +124,7 @@ std::string metricsCsv(const TrainResult& result) {
   return csv.str();
 }
 
-std::string trainingReportHtml(const TrainResult& result, const TrainOptions& options) {
+std::string trainingReportHtml(const TrainResult& result) {
   static const char* palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
                                   "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
   std::vector<Series> losses = {{"training loss", "#1f77b4", {}}, {"validation loss", "#d62728", {}}};
@@ -153,16 +153,16 @@ std::string trainingReportHtml(const TrainResult& result, const TrainOptions& op
           "table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:"
           "3px 8px;text-align:right}th{background:#f3f3f3}td:first-child,th:first-child{text-"
           "align:left}</style></head><body>\n";
-  html << "<h1>GeoDL training report</h1>\n<p>" << escape(options.model) << ", "
+  html << "<h1>GeoDL training report</h1>\n<p>" << escape(result.model) << ", "
        << result.epochs.size() << " epoch" << (result.epochs.size() == 1 ? "" : "s") << " of "
-       << options.epochs << (result.stopped_early ? " (stopped early)" : "") << ", batch "
+       << result.epochs_planned << (result.stopped_early ? " (stopped early)" : "") << ", batch "
        << result.batch_size << (result.batch_size_probed ? " (automatic)" : "") << ", "
        << result.train_samples << " training and " << result.val_samples
        << " validation samples, " << escape(result.device)
        << (result.device == "cpu" ? " with " + std::to_string(result.threads) + " threads" : "")
        << ", seed " << result.seed << ". GeoDL " << metadata::kVersion << ".</p>\n";
   html << "<p>Model file: <code>" << escape(result.model_path) << "</code> (best epoch "
-       << result.best_epoch << " by validation " << (options.best_metric == "loss" ? "loss" : "mean IoU")
+       << result.best_epoch << " by validation " << (result.best_metric == "loss" ? "loss" : "mean IoU")
        << ")<br>Last checkpoint: <code>" << escape(result.checkpoint_path)
        << "</code><br>Metrics: <code>" << escape(result.csv_path) << "</code></p>\n";
   html << chart("Loss", losses, result.best_epoch, false) << "\n"

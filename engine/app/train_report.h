@@ -4,11 +4,11 @@
 
 #include <string>
 
-#include "app/train.h"
+#include "app/train_result.h"
 
 namespace geodl {
 
 std::string metricsCsv(const TrainResult& result);
-std::string trainingReportHtml(const TrainResult& result, const TrainOptions& options);
+std::string trainingReportHtml(const TrainResult& result);
 
 }  // namespace geodl
