@@ -1,0 +1,107 @@
+// Model files: round trips of weights and metadata, pretrained weights from geo-deep-learning.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <set>
+
+#include "app/batch_loader.h"
+#include "app/create_samples.h"
+#include "app/train.h"
+#include "core/batch_probe.h"
+#include "base/errors.h"
+#include "model/model_file.h"
+#include "core/test_support.h"
+#include "io/gis_fixtures.h"
+#include "app/ml_fixtures.h"
+#include "io/sample_store.h"
+
+namespace geodl {
+namespace {
+
+namespace fs = std::filesystem;
+using test::expectErrorContaining;
+using test::TempDir;
+
+using test::kSize;
+using test::kBands;
+using test::makeStore;
+
+TEST(ModelFile, RoundTripKeepsWeightsMetadataAndOutputs) {
+  TempDir dir;
+  ModelSpec spec = modelSpecFromName("unetsmall");
+  spec.bands = 4;
+  spec.classes = 3;
+  spec.dropout = true;
+  spec.dropout_probability = 0.2;
+  torch::manual_seed(3);
+  auto model = makeModel(spec);
+  ModelInfo info;
+  info.engine_version = "9.9";
+  info.model_name = "unetsmall";
+  info.spec = spec;
+  info.sample_size = 64;
+  info.data_type = "UInt16";
+  info.band_mean = {1, 2, 3, 4};
+  info.band_std = {5, 6, 7, 8};
+  info.classes = {{0, "background", "#d9d9d9"}, {1, "building", "#e31a1c"}, {7, "water", "#1f78b4"}};
+  info.crs_wkt = "LOCAL_CS[\"x\"]";
+  info.pixel_size_x = 0.5;
+  info.pixel_size_y = 0.25;
+  info.epochs_trained = 12;
+  info.best_epoch = 9;
+  info.best_metric = "miou";
+  info.metrics_json = R"({"mean_iou":0.5})";
+  info.training_json = R"({"batch_size":8})";
+  const std::string path = dir.path("m.pt");
+  saveModelFile(path, info, *model);
+
+  const LoadedModel loaded = loadModelFile(path);
+  EXPECT_EQ(toJson(loaded.info), toJson(info));
+  EXPECT_EQ(loaded.info.classes[2].id, 7);
+  EXPECT_EQ(weightsDigest(*loaded.model), weightsDigest(*model));
+  model->eval();
+  const auto x = torch::randn({2, 4, 32, 32});
+  EXPECT_TRUE(torch::equal(loaded.model->forward(x), model->forward(x)));
+  EXPECT_EQ(toJson(readModelInfo(path)), toJson(info));
+
+  // Pretrained weights from the same kind of model: identical.
+  auto other = makeModel(spec);
+  EXPECT_NE(weightsDigest(*other), weightsDigest(*model));
+  loadPretrainedWeights(*other, path);
+  EXPECT_EQ(weightsDigest(*other), weightsDigest(*model));
+
+  // Damaged files: a clear error, not a crash.
+  const auto size = fs::file_size(path);
+  fs::copy_file(path, dir.path("cut.pt"));
+  fs::resize_file(dir.path("cut.pt"), size / 2);
+  expectErrorContaining([&] { loadModelFile(dir.path("cut.pt")); }, "is not a GeoDL model file");
+  std::ofstream(dir.path("text.pt")) << "hello";
+  expectErrorContaining([&] { readModelInfo(dir.path("text.pt")); }, "is not a GeoDL model file");
+  expectErrorContaining([&] { loadModelFile(dir.path("none.pt")); }, "cannot read the model file");
+  expectErrorContaining([&] { modelInfoFromJson(R"({"format":"geodl-model","format_version":1})"); },
+                        "has no 'model_name'");
+}
+
+TEST(ModelFile, GeoDeepLearningCheckpointLoadsAsPretrainedWeights) {
+  if (!test::pythonTorchAvailable()) GTEST_SKIP() << "Debian's python3-torch is not installed";
+  const std::string path = test::tempPath("gdl_checkpoint.pth.tar");
+  ASSERT_TRUE(test::runPythonReference("write_gdl_checkpoint.py", path));
+  ModelSpec spec = modelSpecFromName("unetsmall");
+  spec.bands = 3;
+  spec.classes = 4;
+  auto model = makeModel(spec);
+  loadPretrainedWeights(*model, path);
+  const auto dict = test::loadPickledDict(path).at("model").toGenericDict();
+  for (const auto& p : model->named_parameters())
+    EXPECT_TRUE(torch::equal(p.value(), dict.at(p.key()).toTensor())) << p.key();
+  spec.classes = 5;
+  auto wrong = makeModel(spec);
+  expectErrorContaining([&] { loadPretrainedWeights(*wrong, path); }, "the shape [4, 32, 1, 1]");
+  std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace geodl
