@@ -4,15 +4,9 @@
 
 #include <filesystem>
 #include <fstream>
-#include <random>
-#include <set>
 
 #include "app/batch_loader.h"
-#include "app/create_samples.h"
-#include "app/train.h"
-#include "core/batch_probe.h"
 #include "base/errors.h"
-#include "model/model_file.h"
 #include "core/test_support.h"
 #include "io/gis_fixtures.h"
 #include "app/ml_fixtures.h"
@@ -22,12 +16,7 @@ namespace geodl {
 namespace {
 
 namespace fs = std::filesystem;
-using test::expectErrorContaining;
-using test::TempDir;
-
-using test::kSize;
-using test::kBands;
-using test::makeStore;
+using namespace test;  // TempDir, makeStore, kSize, kBands, expectErrorContaining
 
 TEST(BatchLoader, EverySampleOnceInAnOrderThatDependsOnlyOnSeedAndEpoch) {
   TempDir dir;
