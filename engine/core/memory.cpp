@@ -194,28 +194,30 @@ void MemoryMeter::resetPeak() {
   g_peak.store(g_current.load());
 }
 
+namespace {
+
+size_t aboveBaseline(size_t bytes, size_t baseline) { return bytes > baseline ? bytes - baseline : 0; }
+
+}  // namespace
+
 size_t MemoryMeter::current() const {
 #ifdef GEODL_WITH_CUDA
   if (cuda_) {
     namespace alloc = c10::cuda::CUDACachingAllocator;
-    const size_t now = alloc::getDeviceStats(index_).allocated_bytes[kAggregate].current;
-    return now > baseline_ ? now - baseline_ : 0;
+    return aboveBaseline(alloc::getDeviceStats(index_).allocated_bytes[kAggregate].current, baseline_);
   }
 #endif
-  const size_t now = g_current.load();
-  return now > baseline_ ? now - baseline_ : 0;
+  return aboveBaseline(g_current.load(), baseline_);
 }
 
 size_t MemoryMeter::peak() const {
 #ifdef GEODL_WITH_CUDA
   if (cuda_) {
     namespace alloc = c10::cuda::CUDACachingAllocator;
-    const size_t peak = alloc::getDeviceStats(index_).allocated_bytes[kAggregate].peak;
-    return peak > baseline_ ? peak - baseline_ : 0;
+    return aboveBaseline(alloc::getDeviceStats(index_).allocated_bytes[kAggregate].peak, baseline_);
   }
 #endif
-  const size_t peak = g_peak.load();
-  return peak > baseline_ ? peak - baseline_ : 0;
+  return aboveBaseline(g_peak.load(), baseline_);
 }
 
 void MemoryMeter::setBudget(size_t bytes) {
