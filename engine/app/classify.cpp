@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "base/atomic_file.h"
+#include "base/file_identity.h"
 #include "core/device.h"
 #include "base/errors.h"
 #include "core/memory.h"
@@ -184,6 +185,10 @@ ClassifyResult classify(const ClassifyOptions& o, Progress& progress) {
   if (o.batch_size < 0) throw InputError("the batch size must be at least 1 (0: automatic)");
   if (o.min_area < 0) throw InputError("the minimum polygon area cannot be negative");
   if (!o.polygons.empty()) checkWritableFolder(std::filesystem::absolute(o.polygons).parent_path().string());
+  checkOutputsSpareInputs({{"the class raster", o.output}, {"the probability raster", o.probabilities},
+                           {"the polygon file", o.polygons}},
+                          {{"the input raster", o.input}, {"the model file", o.model_path},
+                           {"the model's sidecar", o.sidecar}, {"the mask", o.mask}});
 
   // 1. The model, the raster, and whether they fit each other.
   const Predictor predictor = loadPredictor(o.model_path, o.sidecar);

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "base/errors.h"
+#include "base/file_identity.h"
 #include "base/metadata.h"
 #include "io/band_statistics.h"
 #include "io/footprints.h"
@@ -339,10 +340,27 @@ class SampleOutputs {
   std::unique_ptr<io::FootprintWriter> footprints_;
 };
 
+// No store or footprint layer may replace a raster or vector the job reads.
+void checkOutputs(const SampleOptions& options) {
+  const std::filesystem::path folder(options.output_folder);
+  std::vector<JobFile> outputs, inputs;
+  for (const auto& split : kSplits) outputs.push_back({"the " + split + " store", (folder / (split + "_samples.hdf5")).string()});
+  outputs.push_back({"the footprint layer", options.footprint_path.empty()
+                                                ? (folder / "samples_footprint.gpkg").string()
+                                                : options.footprint_path});
+  for (const auto& s : options.sources) {
+    inputs.push_back({"the raster", s.raster});
+    inputs.push_back({"the ground truth", s.vector});
+  }
+  inputs.push_back({"the validation polygons", options.validation_vector});
+  checkOutputsSpareInputs(outputs, inputs);
+}
+
 }  // namespace
 
 SampleResult createSamples(const SampleOptions& options, Progress& progress) {
   validate(options);
+  checkOutputs(options);
   SampleResult result;
   const int S = options.sample_size;
 

@@ -20,6 +20,7 @@
 #include "core/batch_probe.h"
 #include "core/device.h"
 #include "base/errors.h"
+#include "base/file_identity.h"
 #include "core/memory.h"
 #include "base/metadata.h"
 #include "model/model_file.h"
@@ -249,6 +250,11 @@ TrainPlan planTraining(const TrainOptions& options, TrainResult& result) {
   if (options.resume && !fs::exists(result.checkpoint_path))
     throw InputError("nothing to resume: there is no last_checkpoint.pt in '" + folder.string() +
                      "'; run without --resume to start a new training");
+  // The checkpoint is read when resuming, on purpose; nothing else the run reads is replaced.
+  checkOutputsSpareInputs({{"the model file", result.model_path}, {"the checkpoint", result.checkpoint_path},
+                           {"the metrics", result.csv_path}, {"the report", result.report_path}},
+                          {{"the training store", options.train_store}, {"the validation store", options.val_store},
+                           {"the pretrained weights", options.pretrained}});
   // A run killed in the middle of a write left temporaries: this one replaces those files.
   for (const auto& path : {result.model_path, result.checkpoint_path, result.csv_path, result.report_path})
     removeStaleTemporaries(path);

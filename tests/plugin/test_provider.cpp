@@ -8,6 +8,7 @@
 #include <qgsprocessingoutputs.h>
 #include <qgsprocessingregistry.h>
 
+#include <QCryptographicHash>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -401,6 +402,27 @@ TEST_F( ProviderTest, ClassifyOpensAStyledClassLayer )
   ASSERT_TRUE( ok ) << feedback.errors.join( '\n' ).toStdString();
   EXPECT_EQ( results.value( QStringLiteral( "OUTPUT" ) ).toString(), output );
   EXPECT_TRUE( QFileInfo::exists( results.value( QStringLiteral( "POLYGONS" ) ).toString() ) );
+
+  // OUTPUT = INPUT is refused with a Processing error; the input raster stays as it was.
+  const auto digest = []( const QString & path )
+  {
+    QFile file( path );
+    file.open( QIODevice::ReadOnly );
+    return QCryptographicHash::hash( file.readAll(), QCryptographicHash::Sha256 );
+  };
+  const QString input = dir.filePath( QStringLiteral( "scene.tif" ) );
+  const QByteArray before = digest( input );
+  QVariantMap overwrite = p;
+  overwrite.insert( QStringLiteral( "OUTPUT" ), input );
+  overwrite.remove( QStringLiteral( "POLYGONS" ) );
+  QgsProcessingContext overwriteContext;
+  RecordingFeedback refused;
+  bool overwritten = true;
+  alg->run( overwrite, overwriteContext, &refused, &overwritten );
+  EXPECT_FALSE( overwritten );
+  EXPECT_TRUE( refused.errors.join( '\n' ).contains( QStringLiteral( "never writes over a file the job reads" ) ) )
+      << refused.errors.join( '\n' ).toStdString();
+  EXPECT_EQ( digest( input ), before );
 
   // The layer QGIS opens gets the model's colours and names.
   QgsRasterLayer layer( output, QStringLiteral( "classes" ) );

@@ -1,0 +1,38 @@
+#include "base/file_identity.h"
+
+#include <sys/stat.h>
+
+#include <filesystem>
+
+#include "base/errors.h"
+
+namespace geodl {
+
+namespace fs = std::filesystem;
+
+bool sameFile(const std::string& a, const std::string& b) {
+  struct stat sa {}, sb {};
+  if (::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0)
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  std::error_code ea, eb;
+  const fs::path ca = fs::weakly_canonical(fs::absolute(a), ea), cb = fs::weakly_canonical(fs::absolute(b), eb);
+  if (ea || eb) return fs::absolute(a).lexically_normal() == fs::absolute(b).lexically_normal();
+  return ca == cb;
+}
+
+void checkOutputsSpareInputs(const std::vector<JobFile>& outputs, const std::vector<JobFile>& inputs) {
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const JobFile& out = outputs[i];
+    if (out.path.empty()) continue;
+    for (const JobFile& in : inputs)
+      if (!in.path.empty() && sameFile(out.path, in.path))
+        throw InputError(out.role + " '" + out.path + "' is " + in.role + " '" + in.path +
+                         "': GeoDL never writes over a file the job reads; choose another name for " + out.role);
+    for (size_t j = 0; j < i; ++j)
+      if (!outputs[j].path.empty() && sameFile(out.path, outputs[j].path))
+        throw InputError(out.role + " and " + outputs[j].role + " are the same file '" + out.path +
+                         "'; give them different names");
+  }
+}
+
+}  // namespace geodl

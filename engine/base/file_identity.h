@@ -1,0 +1,24 @@
+// Whether an output would replace a file the job reads: checked in every job before anything
+// is written, so that no output path (however spelt) destroys an input. Standard library only.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace geodl {
+
+// Two paths name the same file: the same device and inode when both exist, else the same
+// absolute path once normalized and its symbolic links resolved.
+bool sameFile(const std::string& a, const std::string& b);
+
+// A file a job reads or writes, and what it is to the user ("the input raster").
+struct JobFile {
+  std::string role;
+  std::string path;
+};
+
+// Throws InputError naming both when an output is one of the inputs or another output.
+// Empty paths are skipped.
+void checkOutputsSpareInputs(const std::vector<JobFile>& outputs, const std::vector<JobFile>& inputs);
+
+}  // namespace geodl
