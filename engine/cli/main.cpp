@@ -227,9 +227,13 @@ Subcommand addTrain(CLI::App& app, const bool& quiet) {
     try {
       result = geodl::train(options, progress);
     } catch (const geodl::Cancelled&) {
-      std::cerr << "\ngeodl: training stopped; the last complete epoch is in "
-                << (fs::absolute(options.output_folder) / "last_checkpoint.pt").string()
-                << " (continue with --resume)" << std::endl;
+      const fs::path checkpoint = fs::absolute(options.output_folder) / "last_checkpoint.pt";
+      if (fs::exists(checkpoint))
+        std::cerr << "\ngeodl: training stopped; the last complete epoch is in " << checkpoint.string()
+                  << " (continue with --resume)" << std::endl;
+      else
+        std::cerr << "\ngeodl: training stopped before its first epoch ended: there is nothing to resume; "
+                     "start it again without --resume" << std::endl;
       throw;
     }
     printTraining(result);
@@ -430,6 +434,18 @@ int main(int argc, char** argv) {
       addTrain(app, quiet), addClassify(app, quiet),  addEvaluate(app, quiet), addInfo(app),
       addOptions(app),
   };
+  // The first word that is not an option names the subcommand: say which ones exist.
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word.rfind("-", 0) == 0) continue;
+    if (app.get_subcommands([&](CLI::App* s) { return s->get_name() == word; }).empty()) {
+      std::string names;
+      for (const auto& s : subcommands) names += (names.empty() ? "" : ", ") + s.command->get_name();
+      std::cerr << "geodl: error: unknown subcommand '" << word << "'; the subcommands are: " << names << std::endl;
+      return kUsage;
+    }
+    break;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -12,10 +12,12 @@ namespace geodl::cli {
 namespace {
 std::atomic<int> g_interrupts{0};
 
-void onInterrupt(int) {
+// The first Ctrl-C or SIGTERM (what schedulers, systemd and `timeout` send) asks the job to
+// stop at its next batch; a second one kills.
+void onInterrupt(int signal) {
   if (g_interrupts.fetch_add(1) >= 1) {
-    std::signal(SIGINT, SIG_DFL);
-    std::raise(SIGINT);
+    std::signal(signal, SIG_DFL);
+    std::raise(signal);
   }
 }
 
@@ -30,7 +32,10 @@ std::string formatDuration(double seconds) {
 }
 }  // namespace
 
-void installInterruptHandler() { std::signal(SIGINT, onInterrupt); }
+void installInterruptHandler() {
+  std::signal(SIGINT, onInterrupt);
+  std::signal(SIGTERM, onInterrupt);
+}
 
 ProgressBar::ProgressBar(bool quiet)
     : quiet_(quiet || !isatty(STDERR_FILENO)), start_(std::chrono::steady_clock::now()) {}

@@ -25,7 +25,7 @@ class ProgressBar final : public Progress {
   std::chrono::steady_clock::time_point last_draw_;
 };
 
-// Installs a SIGINT handler that asks running jobs to stop (a second Ctrl-C kills).
+// Installs SIGINT and SIGTERM handlers that ask running jobs to stop (a second one kills).
 void installInterruptHandler();
 
 }  // namespace geodl::cli

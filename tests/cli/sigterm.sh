@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# SIGTERM (what schedulers, systemd and `timeout` send) stops like Ctrl-C: exit code 5, a
+# message, no temporary file, the checkpoint kept and resumable; during the first epoch the
+# message says there is nothing to resume; a stopped classification leaves no output.
+# Usage: sigterm.sh GEODL CONFIG MODEL WORKDIR
+set -euo pipefail
+geodl=$1 config=$2 model=$3 work=$4
+rm -rf "$work" && mkdir -p "$work"
+scene=$(dirname "$config")
+args=(-q train "$config" --samples-size 64 --batch-size 4 --threads 1 --seed 2)
+stop() {  # stop PID with SIGTERM; its exit code must be 5
+  kill -TERM "$1"
+  set +e; wait "$1"; local code=$?; set -e
+  [ $code = 5 ] || { echo "exit code $code after SIGTERM, expected 5"; exit 1; }
+}
+no_temporaries() {
+  if ls -a "$1" 2>/dev/null | grep -q '\.tmp-'; then echo "temporary files left in $1:"; ls -a "$1"; exit 1; fi
+}
+
+# After the first epoch: the checkpoint stays, and --resume continues from it.
+"$geodl" "${args[@]}" --epochs 6 --output-path "$work/later" > "$work/later.log" 2>&1 &
+pid=$!
+for _ in $(seq 1 3000); do
+  [ "$( (cat "$work/later/metrics.csv" 2>/dev/null || true) | wc -l)" -ge 2 ] && break
+  sleep 0.02
+done
+stop $pid
+grep -q "training stopped; the last complete epoch is in .*last_checkpoint.pt (continue with --resume)" "$work/later.log"
+no_temporaries "$work/later"
+"$geodl" info "$work/later/last_checkpoint.pt" > /dev/null
+"$geodl" "${args[@]}" --output-path "$work/later" --epochs 2 --resume > "$work/resumed.log" 2>&1
+grep -qE "resuming after epoch|nothing to train" "$work/resumed.log" || { cat "$work/resumed.log"; exit 1; }
+
+# During the first epoch: nothing to resume, and the message says so.
+"$geodl" "${args[@]}" --epochs 6 --output-path "$work/early" > "$work/early.log" 2>&1 &
+pid=$!
+sleep 0.5
+stop $pid
+grep -q "before its first epoch ended: there is nothing to resume" "$work/early.log" || { cat "$work/early.log"; exit 1; }
+no_temporaries "$work/early"
+
+# A classification stopped leaves no output.
+"$geodl" -q classify --input "$scene/scene_val.tif" --model "$model" --output "$work/c/classes.tif" --window 32 \
+  --overlap 40 --tta --threads 1 > "$work/classify.log" 2>&1 &
+pid=$!
+sleep 0.5
+stop $pid
+[ ! -e "$work/c/classes.tif" ] || { echo "a stopped classification left its output"; exit 1; }
+no_temporaries "$work/c"
+echo "SIGTERM stops train and classify with exit code 5, files complete, nothing partial"
