@@ -100,6 +100,23 @@ void checkModelFits(const ClassifyOptions& o, const ModelInfo& info, const io::R
   }
 }
 
+// A batch's inputs and probabilities and the blend weights alone must fit the memory budget:
+// an absurd window is refused with the largest that fits, before anything is allocated.
+void checkWindowMemory(const ClassifyOptions& o, const TileJob& job, int bands, const std::string& device_name) {
+  const double budget_mib = o.memory_budget_mib > 0 ? o.memory_budget_mib : defaultMemoryBudgetMiB(device_name);
+  const int batch = std::max(1, o.batch_size);
+  const double bytes_per_pixel = 4.0 * (double(batch) * (bands + job.classes) + 1);
+  const double window = job.plan.window;
+  const double need_mib = bytes_per_pixel * window * window / (1024.0 * 1024.0);
+  if (need_mib <= budget_mib) return;
+  const int most = int(std::sqrt(budget_mib * 1024.0 * 1024.0 / bytes_per_pixel));
+  throw InputError("a window of " + std::to_string(job.plan.window) + " pixels needs at least " +
+                   std::to_string(int64_t(need_mib)) + " MiB for a batch of " + std::to_string(batch) +
+                   " (its inputs, probabilities and blend weights alone), more than the memory budget of " +
+                   std::to_string(int64_t(budget_mib)) + " MiB; use a window of at most " + std::to_string(most) +
+                   " pixels, a smaller batch, or a larger memory_budget_mib");
+}
+
 // Batch size 0: as many windows as fit the memory budget (forward peaks at 1 and 2 windows
 // give the cost of one more).
 int chooseBatchSize(const ClassifyOptions& o, const Predictor& predictor, const std::string& device_name, int bands,
@@ -215,6 +232,7 @@ ClassifyResult classify(const ClassifyOptions& o, Progress& progress) {
   const torch::Device device(device_name);
   predictor.to(device);
   torch::NoGradGuard no_grad;
+  checkWindowMemory(o, job, ri.bands, device_name);
   job.batch_size = chooseBatchSize(o, predictor, device_name, ri.bands, job.plan.window, progress);
 
   // 3. The outputs, opened now so that an unwritable path fails before any work; then the

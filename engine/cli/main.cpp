@@ -272,11 +272,24 @@ Subcommand addClassify(CLI::App& app, const bool& quiet) {
   s.run = [job, &quiet] {
     const auto runs = geodl::classifyRuns(jobOptions(geodl::classifyOptionTable(), *job));
     geodl::cli::ProgressBar progress(quiet);
-    for (size_t i = 0; i < runs.size(); ++i) {
-      std::error_code ignored;  // the output's folder, when missing (the engine reports one it cannot write)
-      fs::create_directories(fs::absolute(runs[i].output).parent_path(), ignored);
-      geodl::SubProgress part(progress, double(i) / runs.size(), double(i + 1) / runs.size());
-      printClassified(runs[i], geodl::classify(runs[i], part));
+    // The outputs' folders, when missing; a failed run removes those it created while empty.
+    std::vector<fs::path> created;
+    for (const auto& run : runs) {
+      const fs::path folder = fs::absolute(run.output).parent_path();
+      std::error_code ignored;  // the engine reports a folder it cannot write
+      if (!fs::exists(folder) && fs::create_directories(folder, ignored)) created.push_back(folder);
+    }
+    try {
+      for (size_t i = 0; i < runs.size(); ++i) {
+        geodl::SubProgress part(progress, double(i) / runs.size(), double(i + 1) / runs.size());
+        printClassified(runs[i], geodl::classify(runs[i], part));
+      }
+    } catch (...) {
+      for (const auto& folder : created) {
+        std::error_code ignored;
+        fs::remove(folder, ignored);  // only when empty
+      }
+      throw;
     }
     std::cout << std::flush;
     progress.report(1.0, "done");

@@ -53,7 +53,12 @@ double defaultMemoryBudgetMiB(const std::string& device) {
 
 int configureThreads(int threads) {
   if (threads < 0) throw InputError("the number of threads cannot be negative");
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
+  // Far more threads than cores only thrashes (100000 never finished starting).
+  if (threads > 8 * cores)
+    throw InputError("threads is " + std::to_string(threads) + ": use at most " + std::to_string(8 * cores) +
+                     " (8 per core; this machine has " + std::to_string(cores) + "), or 0 for one per core");
+  if (threads == 0) threads = cores;
   at::set_num_threads(threads);
   // Tiny gradients late in training become denormal floats, which the CPU computes up to
   // ten times slower: flush them to zero in this thread and in every worker of the pool.
