@@ -70,10 +70,8 @@ io::StoreContents openStore(const std::string& path, const char* role) {
     io::StoreContents store = io::readStoreMetadata(path);
     io::SampleStoreReader reader(path);  // checks the datasets' shapes
     return store;
-  } catch (const IoError&) {
-    throw InputError(std::string("the ") + role + " store '" + path +
-                     "' is not a sample store (not an HDF5 file with sat_img and map_img); give "
-                     "a store written by `geodl samples`");
+  } catch (const IoError& e) {
+    throw InputError(std::string("the ") + role + " store: " + e.what());
   } catch (const InputError& e) {
     throw InputError(std::string("the ") + role + " store: " + e.what());
   }

@@ -65,13 +65,18 @@ std::string metricsJson(const SegmentationMetrics& metrics) { return metricsToJs
 Checkpoint loadCheckpoint(const std::string& path) {
   Checkpoint c;
   json state;
-  c.model = std::make_unique<LoadedModel>(loadModelFile(path, [&](torch::serialize::InputArchive& archive) {
+  try {
+    c.model = std::make_unique<LoadedModel>(loadModelFile(path, [&](torch::serialize::InputArchive& archive) {
     c10::IValue value;
     if (!archive.try_read(kCheckpointKey, value) || !value.isString())
       throw InputError("'" + path + "' is a model file, not a training checkpoint; run without --resume");
     state = json::parse(value.toStringRef());
     archive.read(kOptimizerKey, c.optimizer);
   }));
+  } catch (const InputError& e) {
+    throw InputError("cannot resume from the checkpoint: " + std::string(e.what()) +
+                     "; run again without --resume (it starts from epoch 1) or restore the checkpoint");
+  }
   c.state.seed = state.at("seed");
   c.state.batch_size = state.at("batch_size");
   c.state.best = state.at("best");

@@ -395,6 +395,9 @@ Subcommand addInfo(CLI::App& app) {
   s.command->add_option("file", info->path, "model.pt, last_checkpoint.pt or a .hdf5 store")->required();
   s.command->add_flag("--json", info->json, "The model file's metadata as JSON");
   s.run = [info]() -> int {
+    if (fs::is_directory(info->path))
+      throw geodl::InputError("'" + info->path + "' is a folder; give a model file (model.pt, "
+                              "last_checkpoint.pt) or a sample store (trn_samples.hdf5) in it");
     std::ifstream probe(info->path, std::ios::binary);
     char signature[8] = {};
     probe.read(signature, 8);

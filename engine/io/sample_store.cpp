@@ -7,6 +7,7 @@
 
 #include "base/atomic_file.h"
 #include "base/errors.h"
+#include "base/file_kind.h"
 
 namespace geodl::io {
 
@@ -186,8 +187,15 @@ std::string readStringAttribute(hid_t obj, const char* name) {
 
 Id openStore(const std::string& path) {
   initHdf5();
+  const FileKind kind = fileKind(path);
+  if (kind != FileKind::Hdf5)
+    throw IoError(kind == FileKind::Missing ? "cannot read the sample store '" + path + "': check the path"
+                                            : "'" + path + "' is " + describeFileKind(kind) +
+                                                  ", not a sample store (HDF5); give one `geodl samples` wrote");
   Id file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
-  if (!file.ok()) throw IoError("cannot open the sample store '" + path + "'");
+  if (!file.ok())
+    throw IoError("'" + path + "' starts like an HDF5 file but cannot be opened: it is damaged or truncated (" +
+                  std::to_string(fileSize(path)) + " bytes); create the store again with `geodl samples`");
   if (H5Lexists(file.get(), "sat_img", H5P_DEFAULT) <= 0 ||
       H5Lexists(file.get(), "map_img", H5P_DEFAULT) <= 0)
     throw InputError("'" + path + "' is not a sample store: it has no sat_img and map_img");

@@ -14,6 +14,7 @@
 
 #include "base/atomic_file.h"
 #include "base/errors.h"
+#include "base/file_kind.h"
 
 namespace geodl {
 
@@ -37,15 +38,29 @@ std::string shapeText(const torch::Tensor& t) {
   return s.str();
 }
 
+// Refuses what cannot be a model file, naming what it is instead.
+void checkLooksLikeModel(const std::string& path) {
+  const FileKind kind = fileKind(path);
+  switch (kind) {
+    case FileKind::ZipArchive: return;
+    case FileKind::Missing: throw InputError("cannot read the model file '" + path + "': check the path");
+    case FileKind::Hdf5:
+      throw InputError("'" + path + "' is a sample store (HDF5), not a model file; train on it with `geodl train` "
+                       "and give the model.pt it writes");
+    default:
+      throw InputError("'" + path + "' is " + describeFileKind(kind) + ", not a model file; give the model.pt that "
+                       "`geodl train` wrote (in training.output_path)");
+  }
+}
+
 torch::serialize::InputArchive openArchive(const std::string& path) {
-  std::ifstream probe(path, std::ios::binary);
-  if (!probe) throw InputError("cannot read the model file '" + path + "': check the path");
+  checkLooksLikeModel(path);
   torch::serialize::InputArchive archive;
   try {
     archive.load_from(path, torch::Device(torch::kCPU));
   } catch (const c10::Error&) {
-    throw InputError("'" + path + "' is not a GeoDL model file (it is not a LibTorch archive, "
-                     "or it is truncated); give the model.pt that `geodl train` wrote");
+    throw InputError("'" + path + "' is a LibTorch archive that is damaged or truncated (" +
+                     std::to_string(fileSize(path)) + " bytes); copy it again, or train again");
   }
   return archive;
 }
@@ -281,8 +296,7 @@ ModelInfo readSidecar(const std::string& path, const std::string& model) {
 }  // namespace
 
 Predictor loadPredictor(const std::string& path, const std::string& sidecar) {
-  if (!std::ifstream(path, std::ios::binary))
-    throw InputError("cannot read the model file '" + path + "': check the path");
+  checkLooksLikeModel(path);
   Predictor p;
   auto archive = sidecar.empty() ? openModelArchive(path) : std::nullopt;
   if (archive) {

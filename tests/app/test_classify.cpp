@@ -383,7 +383,7 @@ TEST(Classify, BadInputIsRefusedAndNothingIsWritten) {
     std::ofstream(dir.path("corrupt.pt")) << "PK not really";
   }
   o.model_path = dir.path("corrupt.pt");
-  fails(o, "is not a GeoDL model file");
+  fails(o, "is a file of another kind, not a model file");
   o = options(dir, scene(dir, "four.tif", 40, 40, 32618, 4), "out.tif");
   fails(o, "has 4 bands but the model expects 3");
   o = options(dir, scene(dir, "u16.tif", 40, 40, 32618, 3, GDT_UInt16), "out.tif");

@@ -207,7 +207,13 @@ TEST_F(TrainTest, BadInputFailsBeforeAnythingIsWritten) {
   }
   o = options("bad");
   o.val_store = dir_.path("text.hdf5");
-  fails(o, "is not a sample store");
+  fails(o, "is a file of another kind, not a sample store (HDF5)");
+  {
+    std::ofstream(dir_.path("cut.hdf5")) << "\x89HDF\r\n\x1a\n and then nothing";
+  }
+  o = options("bad");
+  o.val_store = dir_.path("cut.hdf5");
+  fails(o, "starts like an HDF5 file but cannot be opened: it is damaged or truncated");
   o = options("bad");
   o.bands = 4;
   fails(o, "global.number_of_bands is 4 but the training store's samples have 3 bands");
@@ -227,6 +233,20 @@ TEST_F(TrainTest, BadInputFailsBeforeAnythingIsWritten) {
   o = options("bad");
   o.resume = true;
   fails(o, "nothing to resume");
+  {
+    // A truncated checkpoint given to --resume: named as such, and left as it was.
+    TrainOptions t = options("truncated");
+    fs::create_directories(t.output_folder);
+    const auto checkpoint = fs::path(t.output_folder) / "last_checkpoint.pt";
+    const std::string cut = "PK\x03\x04 and the rest was lost";
+    std::ofstream(checkpoint) << cut;
+    t.resume = true;
+    expectErrorContaining([&] { train(t, p); },
+                          "cannot resume from the checkpoint: '" + checkpoint.string() +
+                              "' is a LibTorch archive that is damaged or truncated");
+    EXPECT_EQ(fs::file_size(checkpoint), cut.size());
+    EXPECT_FALSE(fs::exists(fs::path(t.output_folder) / "model.pt"));
+  }
   o = options("bad");
   o.bf16 = true;
   o.device = "cpu";

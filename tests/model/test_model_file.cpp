@@ -66,10 +66,16 @@ TEST(ModelFile, RoundTripKeepsWeightsMetadataAndOutputs) {
   const auto size = fs::file_size(path);
   fs::copy_file(path, dir.path("cut.pt"));
   fs::resize_file(dir.path("cut.pt"), size / 2);
-  expectErrorContaining([&] { loadModelFile(dir.path("cut.pt")); }, "is not a GeoDL model file");
+  expectErrorContaining([&] { loadModelFile(dir.path("cut.pt")); }, "is a LibTorch archive that is damaged or truncated");
   std::ofstream(dir.path("text.pt")) << "hello";
-  expectErrorContaining([&] { readModelInfo(dir.path("text.pt")); }, "is not a GeoDL model file");
+  expectErrorContaining([&] { readModelInfo(dir.path("text.pt")); }, "is a file of another kind, not a model file");
   expectErrorContaining([&] { loadModelFile(dir.path("none.pt")); }, "cannot read the model file");
+  // What was given instead is named: a sample store, a folder, a raster.
+  const std::string store = makeStore(dir.path("trn_samples.hdf5"), 2, 1);
+  expectErrorContaining([&] { loadPredictor(store); }, "is a sample store (HDF5), not a model file");
+  expectErrorContaining([&] { loadPredictor(dir.path("")); }, "is a folder, not a model file");
+  std::ofstream(dir.path("empty.pt")).close();
+  expectErrorContaining([&] { loadModelFile(dir.path("empty.pt")); }, "is an empty file, not a model file");
   expectErrorContaining([&] { modelInfoFromJson(R"({"format":"geodl-model","format_version":1})"); },
                         "has no 'model_name'");
 }

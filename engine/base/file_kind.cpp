@@ -1,0 +1,49 @@
+#include "base/file_kind.h"
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+namespace geodl {
+
+namespace fs = std::filesystem;
+
+FileKind fileKind(const std::string& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return FileKind::Missing;
+  if (fs::is_directory(path, ec)) return FileKind::Folder;
+  std::ifstream in(path, std::ios::binary);
+  char head[16] = {};
+  in.read(head, sizeof head);
+  const std::streamsize n = in.gcount();
+  if (n == 0) return FileKind::Empty;
+  if (n >= 4 && std::memcmp(head, "PK\x03\x04", 4) == 0) return FileKind::ZipArchive;
+  if (n >= 8 && std::memcmp(head, "\x89HDF\r\n\x1a\n", 8) == 0) return FileKind::Hdf5;
+  if (n >= 4 && (std::memcmp(head, "II*\0", 4) == 0 || std::memcmp(head, "MM\0*", 4) == 0 ||
+                 std::memcmp(head, "II+\0", 4) == 0 || std::memcmp(head, "MM\0+", 4) == 0))
+    return FileKind::GeoTiff;
+  if (n >= 16 && std::memcmp(head, "SQLite format 3\0", 16) == 0) return FileKind::GeoPackage;
+  return FileKind::Other;
+}
+
+std::string describeFileKind(FileKind kind) {
+  switch (kind) {
+    case FileKind::Missing: return "missing";
+    case FileKind::Folder: return "a folder";
+    case FileKind::Empty: return "an empty file";
+    case FileKind::ZipArchive: return "a LibTorch archive";
+    case FileKind::Hdf5: return "a sample store or other HDF5 file";
+    case FileKind::GeoTiff: return "a GeoTIFF raster";
+    case FileKind::GeoPackage: return "a GeoPackage (or other SQLite file)";
+    case FileKind::Other: return "a file of another kind";
+  }
+  return "";
+}
+
+uint64_t fileSize(const std::string& path) {
+  std::error_code ec;
+  const auto size = fs::file_size(path, ec);
+  return ec ? 0 : uint64_t(size);
+}
+
+}  // namespace geodl

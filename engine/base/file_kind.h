@@ -1,0 +1,21 @@
+// What a file is, from its first bytes: so that a message names what the user gave (a
+// sample store given as a model, a folder, a truncated archive), not advice for another
+// kind of file. Standard library only.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace geodl {
+
+enum class FileKind { Missing, Folder, Empty, ZipArchive, Hdf5, GeoTiff, GeoPackage, Other };
+
+FileKind fileKind(const std::string& path);
+
+// "a sample store or other HDF5 file", "a folder", "an empty file", ...
+std::string describeFileKind(FileKind kind);
+
+// The file's size in bytes (0 when missing).
+uint64_t fileSize(const std::string& path);
+
+}  // namespace geodl
