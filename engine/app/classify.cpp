@@ -244,6 +244,11 @@ ClassifyResult classify(const ClassifyOptions& o, Progress& progress) {
                                          source, sink, job, device, progress);
   progress.checkCancelled();
   sink.commit();
+  if (const int64_t n = reader.undeclaredNonFinitePixels()) {
+    result.warnings.push_back("'" + o.input + "' has NaN or infinite pixels it does not declare as nodata (" +
+                              std::to_string(n) + " read): they are nodata in the output");
+    progress.log("warning: " + result.warnings.back());
+  }
 
   // 4. Polygons from the finished class raster.
   if (!o.polygons.empty()) {

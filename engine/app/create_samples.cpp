@@ -389,6 +389,11 @@ SampleResult createSamples(const SampleOptions& options, Progress& progress) {
       outputs.add(w, image, valid, label);
   }
   progress.report(1.0, "writing");
+  for (const auto& r : rasters)
+    if (const int64_t n = r->undeclaredNonFinitePixels())
+      result.warnings.push_back("'" + r->info().path + "' has " + std::to_string(n) +
+                                " NaN or infinite pixels it does not declare as nodata: they were left out "
+                                "(ignore index); declare a nodata value to silence this");
   outputs.commit(data_type);
   return result;
 }

@@ -1,5 +1,7 @@
 #include "io/raster.h"
 
+#include <atomic>
+
 #include <algorithm>
 #include <cmath>
 
@@ -10,6 +12,7 @@ namespace geodl::io {
 
 struct RasterReader::Impl {
   Dataset ds;
+  std::atomic<int64_t> non_finite{0};  // NaN or infinite pixels read so far
 };
 
 RasterReader::RasterReader(const std::string& path) : impl_(std::make_unique<Impl>()) {
@@ -73,10 +76,29 @@ void RasterReader::read(int x, int y, int w, int h, std::vector<double>& values,
     throw IoError(gdalMessage("reading '" + info_.path + "' failed"));
   bool any_nodata = false;
   for (int b = 0; b < bands; ++b) any_nodata = any_nodata || info_.has_nodata[b];
+  const bool floats = info_.data_type == "Float32" || info_.data_type == "Float64";
+  int64_t non_finite = 0;
   for (int r = y0; r < y1; ++r) {
     for (int c = x0; c < x1; ++c) {
       const size_t p = size_t(r - y) * w + (c - x);
       bool is_valid = true;
+      if (floats) {
+        // NaN or infinite in any band: nodata, declared or not, and 0 so that it cannot
+        // spread through sums and convolutions.
+        bool finite = true;
+        for (int b = 0; b < bands; ++b) {
+          double& v = values[p * bands + b];
+          if (!std::isfinite(v)) {
+            finite = false;
+            v = 0.0;
+          }
+        }
+        if (!finite) {
+          valid[p] = 0;
+          ++non_finite;
+          continue;
+        }
+      }
       if (any_nodata) {
         // Nodata when every band that declares a nodata value holds it (or is NaN).
         bool all_nodata = true;
@@ -90,6 +112,13 @@ void RasterReader::read(int x, int y, int w, int h, std::vector<double>& values,
       valid[p] = is_valid ? 1 : 0;
     }
   }
+  if (non_finite > 0) impl_->non_finite += non_finite;
+}
+
+int64_t RasterReader::undeclaredNonFinitePixels() const {
+  for (int b = 0; b < info_.bands; ++b)
+    if (info_.has_nodata[b] && std::isnan(info_.nodata[b])) return 0;  // declared: NaN is its nodata
+  return impl_->non_finite.load();
 }
 
 std::vector<std::string> categoryNames(const std::string& path) {

@@ -34,9 +34,14 @@ class RasterReader {
 
   // Reads window [x, x+w) x [y, y+h) of every band, pixel-interleaved (h x w x bands), into
   // `values`. The window may reach outside the raster: pixels there are 0. `valid` (h x w)
-  // is 1 where the pixel lies inside the raster and is not nodata in all of its bands.
+  // is 1 where the pixel lies inside the raster and is not nodata in all of its bands. A
+  // pixel with a NaN or infinite band is nodata, its values 0.
   void read(int x, int y, int w, int h, std::vector<double>& values,
             std::vector<uint8_t>& valid) const;
+
+  // NaN or infinite pixels read so far that the raster does not declare as nodata (0 when
+  // its nodata value is NaN): the jobs warn about them.
+  int64_t undeclaredNonFinitePixels() const;
 
  private:
   struct Impl;

@@ -1,6 +1,10 @@
 // createSamples end to end on data the tests make, and on the real Massachusetts data.
 #include <gtest/gtest.h>
 
+#include <limits>
+
+#include <cmath>
+
 #include <filesystem>
 #include <set>
 
@@ -101,6 +105,44 @@ TEST(CreateSamples, NodataPixelsAreIgnoredAndStatisticsSkipThem) {
   EXPECT_DOUBLE_EQ(result.band_mean[0], 10.0);
   EXPECT_DOUBLE_EQ(result.band_mean[2], 30.0);
   EXPECT_DOUBLE_EQ(result.band_std[1], 0.0);
+}
+
+TEST(CreateSamples, NanAndInfinitePixelsAreNodataEvenUndeclared) {
+  test::TempDir dir;
+  test::RasterSpec spec;
+  spec.width = 70;
+  spec.height = 50;
+  spec.bands = 2;
+  spec.type = GDT_Float32;
+  spec.value = [](int c, int r, int b) {
+    if (c == 5 && r < 10) return b == 0 ? std::nan("") : 1.0;      // NaN in one band
+    if (c == 6 && r < 10) return std::numeric_limits<double>::infinity();
+    return 10.0 * (b + 1);
+  };
+  const std::string raster = test::makeRaster(dir.path("float.tif"), spec);
+  const std::string vector = test::makeVector(dir.path("truth.gpkg"), 32618, "class", OFTInteger,
+                                              {{test::box(1010, 1980, 1030, 1990), "1"}});
+  SampleOptions o;
+  o.sources = {{raster, vector, "", "class", "trn"}};
+  o.output_folder = dir.path("samples");
+  o.sample_size = 32;
+  o.stride = 20;
+  o.num_classes = 2;
+  NullProgress progress;
+  const auto result = createSamples(o, progress);
+  // The statistics skip them (no NaN), and the labels there are the ignore index.
+  EXPECT_DOUBLE_EQ(result.band_mean[0], 10.0);
+  EXPECT_DOUBLE_EQ(result.band_std[1], 0.0);
+  std::vector<double> image;
+  std::vector<uint8_t> labels;
+  io::readSample(dir.path("samples/trn_samples.hdf5"), 0, image, labels);  // window (0, 0)
+  EXPECT_EQ(labels[5], 255);
+  EXPECT_EQ(labels[6], 255);
+  EXPECT_EQ(labels[7], 0);
+  for (double v : image) EXPECT_TRUE(std::isfinite(v));
+  ASSERT_EQ(result.warnings.size(), 1u);
+  EXPECT_NE(result.warnings[0].find("20 NaN or infinite pixels it does not declare as nodata"), std::string::npos)
+      << result.warnings[0];
 }
 
 TEST(CreateSamples, MinimumAnnotatedPercentAndBackgroundRemovalDropWindows) {
