@@ -206,6 +206,10 @@ ClassifyResult classify(const ClassifyOptions& o, Progress& progress) {
                            {"the polygon file", o.polygons}},
                           {{"the input raster", o.input}, {"the model file", o.model_path},
                            {"the model's sidecar", o.sidecar}, {"the mask", o.mask}});
+  for (const auto& line : checkReplaceableOutputs({{"the class raster", o.output, FileKind::GeoTiff},
+                                                   {"the probability raster", o.probabilities, FileKind::GeoTiff},
+                                                   {"the polygon file", o.polygons, FileKind::GeoPackage}}))
+    progress.log(line);
 
   // 1. The model, the raster, and whether they fit each other.
   const Predictor predictor = loadPredictor(o.model_path, o.sidecar);

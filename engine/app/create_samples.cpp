@@ -356,11 +356,24 @@ void checkOutputs(const SampleOptions& options) {
   checkOutputsSpareInputs(outputs, inputs);
 }
 
+// Existing stores and footprints are replaced when they are GeoDL's kind of file, and logged.
+void checkReplaceable(const SampleOptions& options, Progress& progress) {
+  const std::filesystem::path folder(options.output_folder);
+  std::vector<JobOutput> outputs;
+  for (const auto& split : kSplits)
+    outputs.push_back({"the " + split + " store", (folder / (split + "_samples.hdf5")).string(), FileKind::Hdf5});
+  outputs.push_back({"the footprint layer",
+                     options.footprint_path.empty() ? (folder / "samples_footprint.gpkg").string() : options.footprint_path,
+                     FileKind::GeoPackage});
+  for (const auto& line : checkReplaceableOutputs(outputs)) progress.log(line);
+}
+
 }  // namespace
 
 SampleResult createSamples(const SampleOptions& options, Progress& progress) {
   validate(options);
   checkOutputs(options);
+  checkReplaceable(options, progress);
   SampleResult result;
   const int S = options.sample_size;
 

@@ -213,7 +213,7 @@ ModelSpec checkedSpec(const TrainOptions& options, const io::StoreContents& trn,
 }
 
 // Stage 1: everything checked, the output files named; nothing written yet.
-TrainPlan planTraining(const TrainOptions& options, TrainResult& result) {
+TrainPlan planTraining(const TrainOptions& options, TrainResult& result, Progress& progress) {
   validateOptions(options);
   TrainPlan plan;
   plan.trn = openStore(options.train_store, "training");
@@ -253,6 +253,13 @@ TrainPlan planTraining(const TrainOptions& options, TrainResult& result) {
                            {"the metrics", result.csv_path}, {"the report", result.report_path}},
                           {{"the training store", options.train_store}, {"the validation store", options.val_store},
                            {"the pretrained weights", options.pretrained}});
+  // A new run replaces a finished one's files (said in the log); files of other kinds stay.
+  const auto replaced = checkReplaceableOutputs(
+      {{"the model file", result.model_path, FileKind::ZipArchive},
+       {"the checkpoint", options.resume ? "" : result.checkpoint_path, FileKind::ZipArchive},
+       {"the metrics", result.csv_path, FileKind::Other},
+       {"the report", result.report_path, FileKind::Other}});
+  for (const auto& line : replaced) progress.log(line);
   // A run killed in the middle of a write left temporaries: this one replaces those files.
   for (const auto& path : {result.model_path, result.checkpoint_path, result.csv_path, result.report_path})
     removeStaleTemporaries(path);
@@ -574,7 +581,7 @@ TrainResult train(const TrainOptions& options, Progress& progress) {
   result.best_metric = options.best_metric;
 
   // 1. Check and plan: nothing is written before everything is checked.
-  const TrainPlan plan = planTraining(options, result);
+  const TrainPlan plan = planTraining(options, result, progress);
   std::unique_ptr<Checkpoint> resumed = resumedCheckpoint(options, plan, result);
 
   // 2. Build, or resume: the checkpoint decides what the run was.

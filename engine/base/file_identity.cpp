@@ -35,4 +35,24 @@ void checkOutputsSpareInputs(const std::vector<JobFile>& outputs, const std::vec
   }
 }
 
+std::vector<std::string> checkReplaceableOutputs(const std::vector<JobOutput>& outputs) {
+  std::vector<std::string> replaced;
+  for (const JobOutput& out : outputs) {
+    if (out.path.empty()) continue;
+    const FileKind found = fileKind(out.path);
+    if (found == FileKind::Missing) continue;
+    // Text outputs replace text; GeoDL's binary outputs replace their own kind (or an empty file).
+    const bool binary = found == FileKind::ZipArchive || found == FileKind::Hdf5 || found == FileKind::GeoTiff ||
+                        found == FileKind::GeoPackage;
+    const bool same = found == out.kind || found == FileKind::Empty || (out.kind == FileKind::Other && !binary);
+    if (found == FileKind::Folder || !same)
+      throw InputError(out.role + " '" + out.path + "' exists and is " + describeFileKind(found) + ", not " +
+                       (out.kind == FileKind::Other ? std::string("a text file") : describeFileKind(out.kind)) +
+                       " as GeoDL writes there: GeoDL does not replace it; move it away or choose another name");
+    replaced.push_back("replacing the existing " + out.role.substr(out.role.rfind("the ", 0) == 0 ? 4 : 0) + " '" +
+                       out.path + "'");
+  }
+  return replaced;
+}
+
 }  // namespace geodl

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "base/file_kind.h"
+
 namespace geodl {
 
 // Two paths name the same file: the same device and inode when both exist, else the same
@@ -20,5 +22,17 @@ struct JobFile {
 // Throws InputError naming both when an output is one of the inputs or another output.
 // Empty paths are skipped.
 void checkOutputsSpareInputs(const std::vector<JobFile>& outputs, const std::vector<JobFile>& inputs);
+
+// An output and the kind of file GeoDL writes there (FileKind::Other: text).
+struct JobOutput {
+  std::string role;
+  std::string path;
+  FileKind kind;
+};
+
+// Outputs that exist are replaced (as QGIS does) when they are files of their own kind;
+// returns a line for the log for each. A folder, or a file of another kind (a GeoPackage
+// where a GeoTIFF goes, a model where the report goes), is refused with InputError.
+std::vector<std::string> checkReplaceableOutputs(const std::vector<JobOutput>& outputs);
 
 }  // namespace geodl

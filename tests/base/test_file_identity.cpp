@@ -49,5 +49,29 @@ TEST(FileIdentity, AnOutputThatIsAnInputOrAnotherOutputIsRefusedNamingBoth) {
                                           {{"the input raster", "/data/a.tif"}, {"the mask", ""}}));
 }
 
+TEST(FileIdentity, OutputsReplaceOnlyTheirOwnKindOfFileAndSaySo) {
+  const fs::path dir = fs::temp_directory_path() / ("geodl_replace_" + std::to_string(::getpid()));
+  fs::create_directories(dir / "folder.tif");
+  const std::string tif = (dir / "old.tif").string(), gpkg = (dir / "old.gpkg").string(), txt = (dir / "r.html").string();
+  std::ofstream(tif) << std::string("II*\0", 4) << "rest of a GeoTIFF";
+  std::ofstream(gpkg) << std::string("SQLite format 3\0", 16) << "rest";
+  std::ofstream(txt) << "<html></html>";
+  EXPECT_EQ(checkReplaceableOutputs({{"the class raster", tif, FileKind::GeoTiff},
+                                     {"the report", txt, FileKind::Other},
+                                     {"the polygon file", (dir / "new.gpkg").string(), FileKind::GeoPackage}}),
+            (std::vector<std::string>{"replacing the existing class raster '" + tif + "'",
+                                      "replacing the existing report '" + txt + "'"}));
+  try {
+    checkReplaceableOutputs({{"the class raster", gpkg, FileKind::GeoTiff}});
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("exists and is a GeoPackage"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(checkReplaceableOutputs({{"the report", tif, FileKind::Other}}), InputError);  // binary, not text
+  EXPECT_THROW(checkReplaceableOutputs({{"the class raster", (dir / "folder.tif").string(), FileKind::GeoTiff}}),
+               InputError);
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace geodl
