@@ -3,6 +3,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "app/create_samples.h"
 #include "app/options.h"
 #include "app/train.h"
+#include "cli/option_flags.h"
 
 namespace geodl::cli {
 
@@ -42,6 +44,24 @@ OptionValues configValues(const YAML::Node& config, const OptionTable<Options>& 
 // The model whose models.<name> section applies: `given` (the command line's) when set,
 // else global.model_name, else the default model.
 std::string configModelName(const YAML::Node& config, const std::string& given = "");
+
+// A job's options as `geodl` builds them: defaults < the config's values (when a config is
+// given) < the flags given. `warn` gets a line per config key that will not be used.
+template <class Options>
+Options layeredOptions(const OptionTable<Options>& table, const std::string& config_path, const OptionFlags& flags,
+                       const std::function<void(const std::string&)>& warn = {}) {
+  OptionValues values;
+  if (!config_path.empty()) {
+    const YAML::Node config = loadConfig(config_path);
+    if (warn)
+      for (const auto& line : configWarnings(config)) warn(line);
+    values = configValues(config, table, config_path, configModelName(config, flags.given("model")));
+  }
+  for (const auto& [name, value] : flags.values()) values[name] = value;
+  Options options;
+  applyOptions(table, values, options);
+  return options;
+}
 
 // The jobs from a config alone (the command line adds its values to configValues' before
 // applying them). Each checks that the job has what it cannot run without.

@@ -52,27 +52,13 @@ struct JobFlags {
   OptionFlags flags;
 };
 
-// The config, with a line for each key that will not be used (a typo must not pass silently).
-YAML::Node loadConfigWarning(const std::string& config_path) {
-  const YAML::Node config = geodl::cli::loadConfig(config_path);
-  for (const auto& line : geodl::cli::configWarnings(config))
-    std::cerr << "geodl: warning: " << line << std::endl;
-  return config;
-}
-
-// A job's options: defaults < the config's values < the command line's.
+// A job's options, with a warning for each config key that will not be used (a typo must
+// not pass silently).
 template <class Options>
 Options jobOptions(const geodl::OptionTable<Options>& table, const JobFlags& job) {
-  geodl::OptionValues values;
-  if (!job.config_path.empty()) {
-    const YAML::Node config = loadConfigWarning(job.config_path);
-    values = geodl::cli::configValues(config, table, job.config_path,
-                                      geodl::cli::configModelName(config, job.flags.given("model")));
-  }
-  for (const auto& [name, value] : job.flags.values()) values[name] = value;
-  Options options;
-  geodl::applyOptions(table, values, options);
-  return options;
+  return geodl::cli::layeredOptions(table, job.config_path, job.flags, [](const std::string& line) {
+    std::cerr << "geodl: warning: " << line << std::endl;
+  });
 }
 
 std::string readText(const std::string& path) {

@@ -33,15 +33,7 @@ Options fromCommandLine(const OptionTable<Options>& table, const std::string& co
   std::vector<const char*> argv;
   for (const auto& a : args) argv.push_back(a.c_str());
   app.parse(int(argv.size()), argv.data());
-  OptionValues values;
-  if (!config_path.empty()) {
-    const YAML::Node config = cli::loadConfig(config_path);
-    values = cli::configValues(config, table, config_path, cli::configModelName(config, flags.given("model")));
-  }
-  for (const auto& [name, value] : flags.values()) values[name] = value;
-  Options options;
-  applyOptions(table, values, options);
-  return options;
+  return cli::layeredOptions(table, config_path, flags);
 }
 
 // Runs `f` with the current folder set to `folder`.
