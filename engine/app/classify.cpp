@@ -202,13 +202,11 @@ ClassifyResult classify(const ClassifyOptions& o, Progress& progress) {
   if (o.batch_size < 0) throw InputError("the batch size must be at least 1 (0: automatic)");
   if (o.min_area < 0) throw InputError("the minimum polygon area cannot be negative");
   if (!o.polygons.empty()) checkWritableFolder(std::filesystem::absolute(o.polygons).parent_path().string());
-  checkOutputsSpareInputs({{"the class raster", o.output}, {"the probability raster", o.probabilities},
-                           {"the polygon file", o.polygons}},
-                          {{"the input raster", o.input}, {"the model file", o.model_path},
-                           {"the model's sidecar", o.sidecar}, {"the mask", o.mask}});
-  for (const auto& line : checkReplaceableOutputs({{"the class raster", o.output, FileKind::GeoTiff},
-                                                   {"the probability raster", o.probabilities, FileKind::GeoTiff},
-                                                   {"the polygon file", o.polygons, FileKind::GeoPackage}}))
+  for (const auto& line : checkJobFiles({{"the class raster", o.output, FileKind::GeoTiff},
+                                         {"the probability raster", o.probabilities, FileKind::GeoTiff},
+                                         {"the polygon file", o.polygons, FileKind::GeoPackage}},
+                                        {{"the input raster", o.input}, {"the model file", o.model_path},
+                                         {"the model's sidecar", o.sidecar}, {"the mask", o.mask}}))
     progress.log(line);
 
   // 1. The model, the raster, and whether they fit each other.

@@ -89,6 +89,16 @@ std::vector<uint8_t> validationBlocks(int blocks_x, int blocks_y, double percent
 }
 
 
+// Where a split's store and the footprint layer go.
+std::string storePath(const SampleOptions& options, const std::string& split) {
+  return (std::filesystem::path(options.output_folder) / (split + "_samples.hdf5")).string();
+}
+std::string footprintPath(const SampleOptions& options) {
+  return options.footprint_path.empty()
+             ? (std::filesystem::path(options.output_folder) / "samples_footprint.gpkg").string()
+             : options.footprint_path;
+}
+
 using Rasters = std::vector<std::unique_ptr<io::RasterReader>>;
 using Labels = std::vector<std::unique_ptr<io::LabelRasterizer>>;
 
@@ -261,14 +271,11 @@ class SampleOutputs {
     std::filesystem::create_directories(options.output_folder);
     for (const auto& split : kSplits) {
       if (!wanted.count(split)) continue;
-      stores_[split] = std::make_unique<io::SampleStoreWriter>(
-          (std::filesystem::path(options.output_folder) / (split + "_samples.hdf5")).string(), options.sample_size,
-          rasters.front()->info().bands, data_type);
+      stores_[split] = std::make_unique<io::SampleStoreWriter>(storePath(options, split), options.sample_size,
+                                                               rasters.front()->info().bands, data_type);
       pixel_counts_[split].assign(size_t(num_classes_), 0);
     }
-    result.footprint_path = options.footprint_path.empty()
-                                ? (std::filesystem::path(options.output_folder) / "samples_footprint.gpkg").string()
-                                : options.footprint_path;
+    result.footprint_path = footprintPath(options);
     footprints_ = std::make_unique<io::FootprintWriter>(result.footprint_path, rasters.front()->info().crs_wkt,
                                                         result.class_ids);
   }
@@ -340,40 +347,26 @@ class SampleOutputs {
   std::unique_ptr<io::FootprintWriter> footprints_;
 };
 
-// No store or footprint layer may replace a raster or vector the job reads.
-void checkOutputs(const SampleOptions& options) {
-  const std::filesystem::path folder(options.output_folder);
-  std::vector<JobFile> outputs, inputs;
-  for (const auto& split : kSplits) outputs.push_back({"the " + split + " store", (folder / (split + "_samples.hdf5")).string()});
-  outputs.push_back({"the footprint layer", options.footprint_path.empty()
-                                                ? (folder / "samples_footprint.gpkg").string()
-                                                : options.footprint_path});
+// No store or footprint layer may replace a raster or vector the job reads, or a file of
+// another kind; existing ones are replaced, and the log says so.
+void checkFiles(const SampleOptions& options, Progress& progress) {
+  std::vector<JobOutput> outputs;
+  for (const auto& split : kSplits) outputs.push_back({"the " + split + " store", storePath(options, split), FileKind::Hdf5});
+  outputs.push_back({"the footprint layer", footprintPath(options), FileKind::GeoPackage});
+  std::vector<JobFile> inputs;
   for (const auto& s : options.sources) {
     inputs.push_back({"the raster", s.raster});
     inputs.push_back({"the ground truth", s.vector});
   }
   inputs.push_back({"the validation polygons", options.validation_vector});
-  checkOutputsSpareInputs(outputs, inputs);
-}
-
-// Existing stores and footprints are replaced when they are GeoDL's kind of file, and logged.
-void checkReplaceable(const SampleOptions& options, Progress& progress) {
-  const std::filesystem::path folder(options.output_folder);
-  std::vector<JobOutput> outputs;
-  for (const auto& split : kSplits)
-    outputs.push_back({"the " + split + " store", (folder / (split + "_samples.hdf5")).string(), FileKind::Hdf5});
-  outputs.push_back({"the footprint layer",
-                     options.footprint_path.empty() ? (folder / "samples_footprint.gpkg").string() : options.footprint_path,
-                     FileKind::GeoPackage});
-  for (const auto& line : checkReplaceableOutputs(outputs)) progress.log(line);
+  for (const auto& line : checkJobFiles(outputs, inputs)) progress.log(line);
 }
 
 }  // namespace
 
 SampleResult createSamples(const SampleOptions& options, Progress& progress) {
   validate(options);
-  checkOutputs(options);
-  checkReplaceable(options, progress);
+  checkFiles(options, progress);
   SampleResult result;
   const int S = options.sample_size;
 

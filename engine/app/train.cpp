@@ -248,21 +248,17 @@ TrainPlan planTraining(const TrainOptions& options, TrainResult& result, Progres
   if (options.resume && !fs::exists(result.checkpoint_path))
     throw InputError("nothing to resume: there is no last_checkpoint.pt in '" + folder.string() +
                      "'; run without --resume to start a new training");
-  // The checkpoint is read when resuming, on purpose; nothing else the run reads is replaced.
-  checkOutputsSpareInputs({{"the model file", result.model_path}, {"the checkpoint", result.checkpoint_path},
-                           {"the metrics", result.csv_path}, {"the report", result.report_path}},
-                          {{"the training store", options.train_store}, {"the validation store", options.val_store},
-                           {"the pretrained weights", options.pretrained}});
-  // A new run replaces a finished one's files (said in the log); files of other kinds stay.
-  const auto replaced = checkReplaceableOutputs(
-      {{"the model file", result.model_path, FileKind::ZipArchive},
-       {"the checkpoint", options.resume ? "" : result.checkpoint_path, FileKind::ZipArchive},
-       {"the metrics", result.csv_path, FileKind::Other},
-       {"the report", result.report_path, FileKind::Other}});
-  for (const auto& line : replaced) progress.log(line);
-  // A run killed in the middle of a write left temporaries: this one replaces those files.
-  for (const auto& path : {result.model_path, result.checkpoint_path, result.csv_path, result.report_path})
-    removeStaleTemporaries(path);
+  // A new run replaces a finished one's files (said in the log); files of other kinds, and
+  // files the run reads, stay. The checkpoint being resumed is read on purpose.
+  for (const auto& line : checkJobFiles({{"the model file", result.model_path, FileKind::ZipArchive},
+                                         {"the checkpoint", options.resume ? "" : result.checkpoint_path,
+                                          FileKind::ZipArchive},
+                                         {"the metrics", result.csv_path, FileKind::Other},
+                                         {"the report", result.report_path, FileKind::Other}},
+                                        {{"the training store", options.train_store},
+                                         {"the validation store", options.val_store},
+                                         {"the pretrained weights", options.pretrained}}))
+    progress.log(line);
   result.train_samples = plan.n_trn;
   result.val_samples = plan.n_val;
   result.device = plan.device_name;

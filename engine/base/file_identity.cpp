@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "base/atomic_file.h"
 #include "base/errors.h"
 
 namespace geodl {
@@ -52,6 +53,16 @@ std::vector<std::string> checkReplaceableOutputs(const std::vector<JobOutput>& o
     replaced.push_back("replacing the existing " + out.role.substr(out.role.rfind("the ", 0) == 0 ? 4 : 0) + " '" +
                        out.path + "'");
   }
+  return replaced;
+}
+
+std::vector<std::string> checkJobFiles(const std::vector<JobOutput>& outputs, const std::vector<JobFile>& inputs) {
+  std::vector<JobFile> files;
+  for (const auto& out : outputs) files.push_back({out.role, out.path});
+  checkOutputsSpareInputs(files, inputs);
+  std::vector<std::string> replaced = checkReplaceableOutputs(outputs);
+  for (const auto& out : outputs)
+    if (!out.path.empty()) removeStaleTemporaries(out.path);
   return replaced;
 }
 

@@ -35,4 +35,9 @@ struct JobOutput {
 // where a GeoTIFF goes, a model where the report goes), is refused with InputError.
 std::vector<std::string> checkReplaceableOutputs(const std::vector<JobOutput>& outputs);
 
+// What every job does with its files before it writes any: both checks above, then the stale
+// temporaries a killed run left beside each output are removed. Returns the log lines of the
+// outputs that will be replaced.
+std::vector<std::string> checkJobFiles(const std::vector<JobOutput>& outputs, const std::vector<JobFile>& inputs);
+
 }  // namespace geodl
