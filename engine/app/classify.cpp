@@ -39,10 +39,6 @@ bool typeFits(const std::string& input, const std::string& model) {
   return it != wider.end() && std::count(it->second.begin(), it->second.end(), model) > 0;
 }
 
-struct PixelRect {
-  int x0, y0, x1, y1;  // [x0, x1) x [y0, y1)
-};
-
 PixelRect extentToPixels(const ClassifyOptions& o, const io::RasterInfo& ri) {
   if (!o.has_extent) return {0, 0, ri.width, ri.height};
   const auto& gt = ri.geotransform;
@@ -221,13 +217,12 @@ ClassifyResult classify(const ClassifyOptions& o, Progress& progress) {
   // 2. The plan: windows, extent, mask, device, batch size.
   TileJob job;
   job.plan = planTiles(ri.width, ri.height, o.window > 0 ? o.window : info.sample_size, o.overlap);
-  const PixelRect area = extentToPixels(o, ri);
-  job.area[0] = area.x0, job.area[1] = area.y0, job.area[2] = area.x1, job.area[3] = area.y1;
+  job.area = extentToPixels(o, ri);
   job.classes = info.spec.classes;
   for (const auto& c : info.classes) job.class_ids.push_back(uint8_t(c.id));
   std::unique_ptr<io::LabelRasterizer> mask;
   if (!o.mask.empty()) mask = std::make_unique<io::LabelRasterizer>(io::LabelSource{o.mask, o.mask_layer, "", {}}, ri, 255);
-  job.row_windows = windowsToCompute(job.plan, area, mask.get());
+  job.row_windows = windowsToCompute(job.plan, job.area, mask.get());
   if (mask) job.inside = [&](int y, int n, std::vector<uint8_t>& strip) { mask->rasterize(0, y, ri.width, n, strip); };
   const std::string device_name = resolveDevice(o.device);
   configureThreads(o.threads);

@@ -225,11 +225,12 @@ void planRasterWindows(const SampleOptions& options, size_t i, const io::RasterI
 
 std::vector<Window> planWindows(const SampleOptions& options, const Rasters& rasters) {
   std::vector<Window> windows;
+  std::unique_ptr<io::ValidationArea> polygons;  // read once, reprojected onto each raster
+  if (options.split_mode == SplitMode::ValidationPolygons)
+    polygons = std::make_unique<io::ValidationArea>(options.validation_vector, options.validation_layer);
   for (size_t i = 0; i < rasters.size(); ++i) {
     std::unique_ptr<io::ValidationArea> area;
-    if (options.split_mode == SplitMode::ValidationPolygons)
-      area = std::make_unique<io::ValidationArea>(options.validation_vector, options.validation_layer,
-                                                  rasters[i]->info());
+    if (polygons) area = std::make_unique<io::ValidationArea>(polygons->onGridOf(rasters[i]->info()));
     planRasterWindows(options, i, rasters[i]->info(), area.get(), windows);
   }
   return windows;

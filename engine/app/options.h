@@ -9,7 +9,6 @@
 #include <functional>
 #include <limits>
 #include <map>
-#include <sstream>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -191,7 +190,7 @@ void applyOptions(const OptionTable<Options>& table, const OptionValues& values,
     }
 }
 
-// The default of an option as text (the struct's member initializer, or the QGIS default).
+// The default of an option as text: the struct's member initializer.
 template <class Options>
 std::string defaultText(const Option<Options>& opt) {
   return opt.show ? opt.show(Options{}) : std::string();

@@ -70,9 +70,7 @@ io::StoreContents openStore(const std::string& path, const char* role) {
     io::StoreContents store = io::readStoreMetadata(path);
     io::SampleStoreReader reader(path);  // checks the datasets' shapes
     return store;
-  } catch (const IoError& e) {
-    throw InputError(std::string("the ") + role + " store: " + e.what());
-  } catch (const InputError& e) {
+  } catch (const Error& e) {  // IoError or InputError: the store named, with its role
     throw InputError(std::string("the ") + role + " store: " + e.what());
   }
 }
@@ -167,7 +165,6 @@ ValidationResult validateEpoch(SegmentationModelImpl& model, BatchLoader& loader
   }
   return {samples > 0 ? loss_sum / double(samples) : 0.0, confusion.metrics()};
 }
-
 
 // What the run will be, checked before the first step: the model, the stores, the device.
 struct TrainPlan {

@@ -199,7 +199,7 @@ FinalRows finishRows(const RowBlender& blender, const TileJob& job, int n, Proba
   rows.ids = torch::empty({n, width}, torch::kUInt8);
   if (type != ProbabilityType::None)
     rows.probs = torch::empty({classes, n, width}, type == ProbabilityType::Float32 ? torch::kFloat : torch::kUInt8);
-  const int ia = std::max(job.area[1], y) - y, ib = std::min(job.area[3], y + n) - y;
+  const int ia = std::max(job.area.y0, y) - y, ib = std::min(job.area.y1, y + n) - y;
   torch::Tensor in_mask;  // (n, width): 1 inside the mask's polygons
   std::vector<uint8_t> strip;
   if (job.inside) {
@@ -211,7 +211,7 @@ FinalRows finishRows(const RowBlender& blender, const TileJob& job, int n, Proba
     const int cw = std::min(kColumnChunk, width - c0);
     auto p = blender.probabilities(n, c0, cw);
     auto computed = blender.computed(n, c0, cw);
-    const int ja = std::max(job.area[0], c0) - c0, jb = std::min(job.area[2], c0 + cw) - c0;
+    const int ja = std::max(job.area.x0, c0) - c0, jb = std::min(job.area.x1, c0 + cw) - c0;
     auto inside = torch::zeros({n, cw}, torch::kBool);
     if (ib > ia && jb > ja) inside.narrow(0, ia, ib - ia).narrow(1, ja, jb - ja).fill_(true);
     computed = computed & inside;
@@ -233,11 +233,12 @@ FinalRows finishRows(const RowBlender& blender, const TileJob& job, int n, Proba
 
 void checkShape(const torch::Tensor& probs, const TileJob& job) {
   const int window = job.plan.window;
-  if (probs.dim() != 4 || probs.size(1) != job.classes || probs.size(2) != window || probs.size(3) != window)
-    throw InputError("the model gave an output of shape " + std::to_string(probs.size(1)) + " x " +
-                     std::to_string(probs.size(2)) + " x " + std::to_string(probs.size(3)) + " for windows of " +
-                     std::to_string(window) + " pixels and " + std::to_string(job.classes) +
-                     " classes; check its sidecar");
+  if (probs.dim() == 4 && probs.size(1) == job.classes && probs.size(2) == window && probs.size(3) == window)
+    return;
+  std::string shape;  // of one window: classes x height x width
+  for (int64_t d = 1; d < probs.dim(); ++d) shape += (d > 1 ? " x " : "") + std::to_string(probs.size(d));
+  throw InputError("the model gave an output of shape " + shape + " for windows of " + std::to_string(window) +
+                   " pixels and " + std::to_string(job.classes) + " classes; check its sidecar");
 }
 
 }  // namespace

@@ -16,13 +16,17 @@
 
 namespace geodl {
 
+struct PixelRect {
+  int x0 = 0, y0 = 0, x1 = 0, y1 = 0;  // [x0, x1) x [y0, y1)
+};
+
 struct TileJob {
   TilePlan plan;
   std::vector<std::vector<int>> row_windows;  // per row of the plan: the window origins to compute
   int classes = 0;
   std::vector<uint8_t> class_ids;             // the output id of each class
   int batch_size = 4;
-  int area[4] = {0, 0, 0, 0};                 // only [x0, x1) x [y0, y1) is classified
+  PixelRect area;                             // only this part is classified
   // Optional: 1 where rows [y, y + n) are inside the mask (n x width); elsewhere nodata.
   std::function<void(int y, int n, std::vector<uint8_t>& inside)> inside;
 };

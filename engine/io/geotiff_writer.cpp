@@ -16,7 +16,6 @@ namespace fs = std::filesystem;
 struct GeoTiffWriter::Impl {
   AtomicOutput out;  // first: destroyed after the dataset closes
   GeoTiffSpec spec;
-  std::string temp;
   Dataset ds;
   bool committed = false;
 };
@@ -39,7 +38,6 @@ GeoTiffWriter::GeoTiffWriter(const std::string& path, const GeoTiffSpec& spec)
   auto& d = *impl_;
   d.spec = spec;
   d.out = AtomicOutput(path, ".tif");
-  d.temp = d.out.temporary();
   GDALDriver* driver = GetGDALDriverManager()->GetDriverByName("GTiff");
   char** options = nullptr;
   options = CSLSetNameValue(options, "TILED", "YES");
@@ -49,7 +47,7 @@ GeoTiffWriter::GeoTiffWriter(const std::string& path, const GeoTiffSpec& spec)
   options = CSLSetNameValue(options, "PREDICTOR", spec.float32 ? "3" : "2");
   options = CSLSetNameValue(options, "BIGTIFF", "IF_SAFER");
   if (spec.bands > 1) options = CSLSetNameValue(options, "INTERLEAVE", "BAND");
-  d.ds.reset(driver->Create(d.temp.c_str(), spec.width, spec.height, spec.bands,
+  d.ds.reset(driver->Create(d.out.temporary().c_str(), spec.width, spec.height, spec.bands,
                             spec.float32 ? GDT_Float32 : GDT_Byte, options));
   CSLDestroy(options);
   if (!d.ds)
@@ -85,7 +83,7 @@ GeoTiffWriter::GeoTiffWriter(const std::string& path, const GeoTiffSpec& spec)
 GeoTiffWriter::~GeoTiffWriter() {
   if (impl_->committed) return;
   impl_->ds.reset();  // closed before the temporary file goes
-  std::remove((impl_->temp + ".aux.xml").c_str());
+  std::remove((impl_->out.temporary() + ".aux.xml").c_str());
 }
 
 namespace {
@@ -114,10 +112,10 @@ void GeoTiffWriter::commit() {
   CPLErrorReset();
   d.ds->FlushCache();
   if (CPLGetLastErrorType() >= CE_Failure) throw IoError(gdalMessage("writing '" + path_ + "' failed"));
-  std::string finished = d.temp;
+  std::string finished = d.out.temporary();
   if (d.spec.cog) {
     // The COG driver copies the tiled file, adding overviews (nearest for classes).
-    const std::string cog = d.temp + ".cog.tif";
+    const std::string cog = d.out.temporary() + ".cog.tif";
     char** argv = nullptr;
     for (const char* a : {"-of", "COG", "-co", "COMPRESS=DEFLATE", "-co", "BIGTIFF=IF_SAFER",
                           "-co", d.spec.float32 ? "RESAMPLING=AVERAGE" : "RESAMPLING=NEAREST"})
@@ -134,8 +132,7 @@ void GeoTiffWriter::commit() {
     }
     GDALClose(out);
     d.ds.reset();
-    std::remove(d.temp.c_str());
-    std::remove((d.temp + ".aux.xml").c_str());
+    std::remove((d.out.temporary() + ".aux.xml").c_str());  // the temporary itself goes at commit
     finished = cog;
   } else {
     d.ds.reset();

@@ -10,36 +10,46 @@ namespace geodl::io {
 
 struct ValidationArea::Impl {
   std::unique_ptr<OGRGeometry> area;
+  std::unique_ptr<OGRSpatialReference> srs;
   std::array<double, 6> geotransform{};
 };
 
-ValidationArea::ValidationArea(const std::string& path, const std::string& layer_name, const RasterInfo& raster)
+ValidationArea::ValidationArea(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+ValidationArea::ValidationArea(const std::string& path, const std::string& layer_name)
     : impl_(std::make_unique<Impl>()) {
   Dataset ds = openVector(path);
   OGRLayer* layer = layer_name.empty() ? ds->GetLayer(0) : ds->GetLayerByName(layer_name.c_str());
   if (!layer || !layer->GetSpatialRef())
     throw InputError("the validation polygons '" + path + (layer_name.empty() ? "" : "|" + layer_name) +
                      "' are missing or have no CRS");
-  auto srs = gisSrs(layer->GetSpatialRef());
+  impl_->srs = gisSrs(layer->GetSpatialRef());
   OGRGeometryCollection all;
   for (auto& f : *layer)
     if (f->GetGeometryRef()) all.addGeometry(f->GetGeometryRef());
   if (all.IsEmpty()) throw InputError("the validation layer '" + path + "' has no polygon");
   impl_->area.reset(all.UnionCascaded());
   if (!impl_->area) impl_->area.reset(all.clone());
-  OGRSpatialReference rsrs;
-  rsrs.importFromWkt(raster.crs_wkt.c_str());
-  rsrs.SetAxisMappingStrategy(OAMS_TRADITIONAL_GIS_ORDER);
-  if (!srs->IsSame(&rsrs)) {
-    std::unique_ptr<OGRCoordinateTransformation> ct(OGRCreateCoordinateTransformation(srs.get(), &rsrs));
-    if (!ct || impl_->area->transform(ct.get()) != OGRERR_NONE)
-      throw InputError("cannot reproject the validation polygons into the CRS of '" + raster.path + "'");
-  }
-  impl_->geotransform = raster.geotransform;
 }
 
 ValidationArea::~ValidationArea() = default;
 ValidationArea::ValidationArea(ValidationArea&&) noexcept = default;
+
+ValidationArea ValidationArea::onGridOf(const RasterInfo& raster) const {
+  auto grid = std::make_unique<Impl>();
+  grid->area.reset(impl_->area->clone());
+  grid->srs.reset(impl_->srs->Clone());
+  OGRSpatialReference rsrs;
+  rsrs.importFromWkt(raster.crs_wkt.c_str());
+  rsrs.SetAxisMappingStrategy(OAMS_TRADITIONAL_GIS_ORDER);
+  if (!impl_->srs->IsSame(&rsrs)) {
+    std::unique_ptr<OGRCoordinateTransformation> ct(OGRCreateCoordinateTransformation(impl_->srs.get(), &rsrs));
+    if (!ct || grid->area->transform(ct.get()) != OGRERR_NONE)
+      throw InputError("cannot reproject the validation polygons into the CRS of '" + raster.path + "'");
+  }
+  grid->geotransform = raster.geotransform;
+  return ValidationArea(std::move(grid));
+}
 
 ValidationArea::Place ValidationArea::place(int x, int y, int size) const {
   const auto& g = impl_->geotransform;

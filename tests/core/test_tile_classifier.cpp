@@ -72,8 +72,7 @@ TileJob everyWindow(int width, int height, int window, double overlap) {
   job.classes = kClasses;
   job.class_ids = {0, 1, 2};
   job.batch_size = 3;
-  job.area[2] = width;
-  job.area[3] = height;
+  job.area = {0, 0, width, height};
   job.row_windows.assign(job.plan.ys.size(), job.plan.xs);
   return job;
 }
@@ -102,7 +101,7 @@ TEST(TileClassifier, ExtentAndMaskAreNodataAndByteProbabilitiesSumTo255) {
   MemorySource source(torch::randn({kBands, height, width}));
   MemorySink sink(width, height, ProbabilityType::Byte);
   TileJob job = everyWindow(width, height, 16, 25);
-  job.area[0] = 5, job.area[1] = 4, job.area[2] = 35, job.area[3] = 26;  // [5, 35) x [4, 26)
+  job.area = {5, 4, 35, 26};  // [5, 35) x [4, 26)
   job.inside = [](int y, int n, std::vector<uint8_t>& strip) {  // the mask: left of column 20
     strip.assign(size_t(n) * width, 0);
     for (int r = 0; r < n; ++r)
