@@ -139,23 +139,14 @@ QVariantMap GeoDLClassifyAlgorithm::processAlgorithm( const QVariantMap &paramet
     throw QgsProcessingException( invalidRasterError( parameters, QStringLiteral( "INPUT" ) ) );
   geodl::OptionValues values = geodlParameterValues( *this, geodl::classifyOptionTable(), parameters, context );
   values["input"] = geodlValue( layer->source(), QStringLiteral( "INPUT" ) );
-  if ( parameters.value( QStringLiteral( "EXTENT" ) ).isValid() && !parameters.value( QStringLiteral( "EXTENT" ) ).toString().isEmpty() )
+  if ( geodlIsSet( parameters, QStringLiteral( "EXTENT" ) ) )
   {
     const QgsRectangle extent = parameterAsExtent( parameters, QStringLiteral( "EXTENT" ), context, layer->crs() );
     if ( !extent.isNull() )
       values["extent"] = geodlValue( QStringLiteral( "%1,%2,%3,%4" ).arg( extent.xMinimum(), 0, 'g', 17 ).arg( extent.yMinimum(), 0, 'g', 17 )
                                      .arg( extent.xMaximum(), 0, 'g', 17 ).arg( extent.yMaximum(), 0, 'g', 17 ), QStringLiteral( "EXTENT" ) );
   }
-  if ( parameters.value( QStringLiteral( "MASK" ) ).isValid() && !parameters.value( QStringLiteral( "MASK" ) ).toString().isEmpty() )
-  {
-    // A file OGR reads: the layer itself, or a copy of its selected features.
-    QString maskLayer;
-    const QString mask = parameterAsCompatibleSourceLayerPathAndLayerName( parameters, QStringLiteral( "MASK" ), context,
-                         QStringList() << QStringLiteral( "gpkg" ) << QStringLiteral( "shp" ) << QStringLiteral( "geojson" ),
-                         QStringLiteral( "gpkg" ), feedback, &maskLayer );
-    values["mask"] = geodlValue( mask, QStringLiteral( "MASK" ) );
-    values["mask_layer"] = geodlValue( maskLayer, QStringLiteral( "MASK" ) );
-  }
+  geodlVectorLayerValues( *this, parameters, context, feedback, QStringLiteral( "MASK" ), "mask", "mask_layer", values );
   const QString output = parameterAsOutputLayer( parameters, QStringLiteral( "OUTPUT" ), context );
   if ( !output.endsWith( QLatin1String( ".tif" ), Qt::CaseInsensitive ) && !output.endsWith( QLatin1String( ".tiff" ), Qt::CaseInsensitive ) )
     throw QgsProcessingException( tr( "The classes are written as GeoTIFF: give a .tif file (got %1)." ).arg( output ) );

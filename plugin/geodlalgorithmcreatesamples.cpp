@@ -134,27 +134,12 @@ QVariantMap GeoDLCreateSamplesAlgorithm::processAlgorithm( const QVariantMap &pa
 
   geodl::OptionValues values = geodlParameterValues( *this, geodl::sampleOptionTable(), parameters, context );
   values["raster"] = geodlValue( raster->source(), QStringLiteral( "INPUT" ) );
-  QString layerName;
-  // A file OGR reads: the layer itself, or a copy of its selected features.
-  const QString vectorPath = parameterAsCompatibleSourceLayerPathAndLayerName( parameters, QStringLiteral( "VECTOR" ), context,
-                             QStringList() << QStringLiteral( "gpkg" ) << QStringLiteral( "shp" ) << QStringLiteral( "geojson" ),
-                             QStringLiteral( "gpkg" ), feedback, &layerName );
-  values["vector"] = geodlValue( vectorPath, QStringLiteral( "VECTOR" ) );
-  values["vector_layer"] = geodlValue( layerName, QStringLiteral( "VECTOR" ) );
+  geodlVectorLayerValues( *this, parameters, context, feedback, QStringLiteral( "VECTOR" ), "vector", "vector_layer", values );
   values["field"] = geodlValue( parameterAsString( parameters, QStringLiteral( "FIELD" ), context ), QStringLiteral( "FIELD" ) );
-  if ( parameters.value( QStringLiteral( "VALIDATION_LAYER" ) ).isValid() && !parameters.value( QStringLiteral( "VALIDATION_LAYER" ) ).toString().isEmpty() )
-  {
-    QString validationLayer;
-    const QString validationPath = parameterAsCompatibleSourceLayerPathAndLayerName( parameters, QStringLiteral( "VALIDATION_LAYER" ), context,
-                                   QStringList() << QStringLiteral( "gpkg" ) << QStringLiteral( "shp" ), QStringLiteral( "gpkg" ), feedback,
-                                   &validationLayer );
-    values["validation_vector"] = geodlValue( validationPath, QStringLiteral( "VALIDATION_LAYER" ) );
-    values["validation_layer"] = geodlValue( validationLayer, QStringLiteral( "VALIDATION_LAYER" ) );
-  }
-  else if ( parameterAsEnum( parameters, QStringLiteral( "SPLIT" ), context ) == 2 )
-  {
+  if ( !geodlVectorLayerValues( *this, parameters, context, feedback, QStringLiteral( "VALIDATION_LAYER" ), "validation_vector",
+                                "validation_layer", values )
+       && parameterAsEnum( parameters, QStringLiteral( "SPLIT" ), context ) == 2 )
     throw QgsProcessingException( tr( "Choose a validation polygon layer, or another split." ) );
-  }
   const QString outputFolder = parameterAsString( parameters, QStringLiteral( "OUTPUT_FOLDER" ), context );
   values["output_folder"] = geodlValue( outputFolder, QStringLiteral( "OUTPUT_FOLDER" ) );
   const QString footprint = parameterAsOutputLayer( parameters, QStringLiteral( "FOOTPRINT" ), context );

@@ -109,6 +109,32 @@ bool geodlParameterValue( const QgsProcessingAlgorithm &algorithm, const geodl::
   return true;
 }
 
+bool geodlIsSet( const QVariantMap &parameters, const QString &parameter )
+{
+  // Unset: absent, null, or an empty string; a layer, a feature source definition (selected
+  // features) or an extent is set even though it reads as no text.
+  const QVariant value = parameters.value( parameter );
+  if ( !value.isValid() || value.isNull() )
+    return false;
+  return value.type() != QVariant::String || !value.toString().isEmpty();
+}
+
+bool geodlVectorLayerValues( const QgsProcessingAlgorithm &algorithm, const QVariantMap &parameters, QgsProcessingContext &context,
+                             QgsProcessingFeedback *feedback, const QString &parameter, const std::string &pathOption,
+                             const std::string &layerOption, geodl::OptionValues &values )
+{
+  if ( !geodlIsSet( parameters, parameter ) )
+    return false;
+  QString layerName;
+  const QString path = QgsProcessingParameters::parameterAsCompatibleSourceLayerPathAndLayerName(
+                         algorithm.parameterDefinition( parameter ), parameters, context,
+                         QStringList() << QStringLiteral( "gpkg" ) << QStringLiteral( "shp" ) << QStringLiteral( "geojson" ),
+                         QStringLiteral( "gpkg" ), feedback, &layerName );
+  values[pathOption] = geodlValue( path, parameter );
+  values[layerOption] = geodlValue( layerName, parameter );
+  return true;
+}
+
 QString geodlOptionsHelp( const std::vector<const geodl::OptionInfo *> &options )
 {
   QStringList lines;

@@ -32,6 +32,16 @@ bool geodlParameterValue( const QgsProcessingAlgorithm &algorithm, const geodl::
 // A value the algorithm read itself (a layer's path, an output's name).
 geodl::OptionValue geodlValue( const QString &text, const QString &parameter );
 
+// Whether an optional parameter holds a value.
+bool geodlIsSet( const QVariantMap &parameters, const QString &parameter );
+
+// A vector layer parameter as a file OGR reads (the layer itself, or a copy of its selected
+// features) and its layer name, into values[pathOption] and values[layerOption]. False when
+// the parameter is not set.
+bool geodlVectorLayerValues( const QgsProcessingAlgorithm &algorithm, const QVariantMap &parameters, QgsProcessingContext &context,
+                             QgsProcessingFeedback *feedback, const QString &parameter, const std::string &pathOption,
+                             const std::string &layerOption, geodl::OptionValues &values );
+
 // "Label: help (config key)" for every option with a parameter, one per line.
 QString geodlOptionsHelp( const std::vector<const geodl::OptionInfo *> &options );
 
