@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <iomanip>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "base/atomic_file.h"
@@ -197,7 +198,10 @@ ClassifyResult classify(const ClassifyOptions& o, Progress& progress) {
   if (o.output.empty()) throw InputError("no output raster given");
   if (o.batch_size < 0) throw InputError("the batch size must be at least 1 (0: automatic)");
   if (o.min_area < 0) throw InputError("the minimum polygon area cannot be negative");
-  if (!o.polygons.empty()) checkWritableFolder(std::filesystem::absolute(o.polygons).parent_path().string());
+  OutputFolders folders;  // those it creates go again if the run fails
+  folders.create(o.output);
+  if (!o.probabilities.empty()) folders.create(o.probabilities);
+  if (!o.polygons.empty()) folders.create(o.polygons);
   for (const auto& line : checkJobFiles({{"the class raster", o.output, FileKind::GeoTiff},
                                          {"the probability raster", o.probabilities, FileKind::GeoTiff},
                                          {"the polygon file", o.polygons, FileKind::GeoPackage}},
@@ -211,6 +215,7 @@ ClassifyResult classify(const ClassifyOptions& o, Progress& progress) {
   const io::RasterReader reader(o.input);
   const io::RasterInfo& ri = reader.info();
   ClassifyResult result;
+  result.warnings = predictor.warnings;
   checkModelFits(o, info, ri, result);
   for (const auto& w : result.warnings) progress.log("warning: " + w);
 
@@ -240,20 +245,26 @@ ClassifyResult classify(const ClassifyOptions& o, Progress& progress) {
   const TileResult tiles = classifyTiles([&](const torch::Tensor& x) { return predict(predictor, x, o.tta); },
                                          source, sink, job, device, progress);
   progress.checkCancelled();
-  sink.commit();
+  sink.finish();
   if (const int64_t n = reader.undeclaredNonFinitePixels()) {
     result.warnings.push_back("'" + o.input + "' has NaN or infinite pixels it does not declare as nodata (" +
                               std::to_string(n) + " read): they are nodata in the output");
     progress.log("warning: " + result.warnings.back());
   }
 
-  // 4. Polygons from the finished class raster.
+  // 4. Polygons from the finished class raster; then every output is moved into place
+  // together, so that a failure (a full disk) leaves the previous outputs as they were.
+  std::optional<AtomicOutput> polygons;
   if (!o.polygons.empty()) {
     progress.report(1.0, "polygons");
-    const auto p = io::polygonizeClasses(o.output, o.polygons, spec.categories, o.min_area);
+    polygons.emplace(o.polygons, ".gpkg");
+    const auto p = io::polygonizeClasses(sink.finishedClasses(), *polygons, spec.categories, o.min_area);
     result.polygons = p.polygons;
     result.polygons_dropped = p.dropped;
   }
+  progress.checkCancelled();
+  sink.commit();
+  if (polygons) polygons->commit();
   result.width = ri.width;
   result.height = ri.height;
   result.windows = job.plan.windows();

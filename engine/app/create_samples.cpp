@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "base/atomic_file.h"
 #include "base/errors.h"
 #include "base/file_identity.h"
 #include "base/metadata.h"
@@ -269,7 +270,6 @@ class SampleOutputs {
       wanted.clear();
       for (const auto& s : options.sources) wanted.insert(s.split);
     }
-    std::filesystem::create_directories(options.output_folder);
     for (const auto& split : kSplits) {
       if (!wanted.count(split)) continue;
       stores_[split] = std::make_unique<io::SampleStoreWriter>(storePath(options, split), options.sample_size,
@@ -303,7 +303,8 @@ class SampleOutputs {
     store.append(image, label, window, sample_gt, int(w.source));
   }
 
-  // Refuses an empty split, then completes the stores and the footprints.
+  // Refuses an empty split, then completes the stores and the footprints, and only when all
+  // are complete moves them into place: a failure (a full disk) leaves the previous ones.
   void commit(const std::string& data_type) {
     for (const auto& [split, store] : stores_)
       if (store->size() == 0)
@@ -331,9 +332,11 @@ class SampleOutputs {
     for (auto& [split, store] : stores_) {
       meta.split = split;
       meta.class_pixel_counts = pixel_counts_[split];
-      store->commit(meta);
+      store->finish(meta);
       result_.splits.push_back({split, store->path(), store->size(), pixel_counts_[split]});
     }
+    footprints_->finish();
+    for (auto& [split, store] : stores_) store->commit();
     footprints_->commit();
   }
 
@@ -371,7 +374,11 @@ SampleResult createSamples(const SampleOptions& options, Progress& progress) {
   SampleResult result;
   const int S = options.sample_size;
 
-  // Open everything and check it before writing anything.
+  // Open everything and check it before writing anything; the folders it creates go again
+  // if the run fails.
+  OutputFolders folders;
+  folders.create(options.output_folder, true);
+  folders.create(footprintPath(options));
   const Rasters rasters = openRasters(options);
   const std::string data_type = sharedDataType(rasters);
   const Labels labels = openLabels(options, rasters, result);

@@ -210,7 +210,7 @@ ModelSpec checkedSpec(const TrainOptions& options, const io::StoreContents& trn,
 }
 
 // Stage 1: everything checked, the output files named; nothing written yet.
-TrainPlan planTraining(const TrainOptions& options, TrainResult& result, Progress& progress) {
+TrainPlan planTraining(const TrainOptions& options, TrainResult& result, OutputFolders& folders, Progress& progress) {
   validateOptions(options);
   TrainPlan plan;
   plan.trn = openStore(options.train_store, "training");
@@ -235,13 +235,13 @@ TrainPlan planTraining(const TrainOptions& options, TrainResult& result, Progres
   if (options.bf16 && !plan.on_gpu)
     throw InputError("bf16 autocast needs a CUDA GPU; turn bf16 off to train on the CPU");
 
-  checkWritableFolder(options.output_folder);
+  folders.create(options.output_folder, true);
   const fs::path folder = fs::absolute(options.output_folder);
   result.model_path = options.model_path.empty() ? (folder / "model.pt").string() : options.model_path;
   result.checkpoint_path = (folder / "last_checkpoint.pt").string();
   result.csv_path = (folder / "metrics.csv").string();
   result.report_path = (folder / "report.html").string();
-  checkWritableFolder(fs::absolute(result.model_path).parent_path().string());
+  folders.create(result.model_path);
   if (options.resume && !fs::exists(result.checkpoint_path))
     throw InputError("nothing to resume: there is no last_checkpoint.pt in '" + folder.string() +
                      "'; run without --resume to start a new training");
@@ -287,7 +287,7 @@ SegmentationModel buildModel(const TrainOptions& options, const ModelSpec& spec,
     if (spec.architecture == Architecture::TernausNet && !isModelFile(options.pretrained))
       std::dynamic_pointer_cast<TernausNetImpl>(model)->loadPretrainedEncoder(options.pretrained);
     else
-      loadPretrainedWeights(*model, options.pretrained);
+      for (const auto& w : loadPretrainedWeights(*model, options.pretrained)) progress.log("warning: " + w);
     progress.log("weights initialised from " + options.pretrained);
   }
   return model;
@@ -573,8 +573,10 @@ TrainResult train(const TrainOptions& options, Progress& progress) {
   result.epochs_planned = options.epochs;
   result.best_metric = options.best_metric;
 
-  // 1. Check and plan: nothing is written before everything is checked.
-  const TrainPlan plan = planTraining(options, result, progress);
+  // 1. Check and plan: nothing is written before everything is checked (the folders it
+  // creates go again if the run fails before writing in them).
+  OutputFolders folders;
+  const TrainPlan plan = planTraining(options, result, folders, progress);
   std::unique_ptr<Checkpoint> resumed = resumedCheckpoint(options, plan, result);
 
   // 2. Build, or resume: the checkpoint decides what the run was.
@@ -613,6 +615,7 @@ TrainResult train(const TrainOptions& options, Progress& progress) {
     state.best = resumed->state.best;
     state.since_best = resumed->state.since_best;
     result.best_epoch = resumed->state.best_epoch;
+    for (const auto& w : resumed->model->warnings) progress.log("warning: " + w);
     restoreCheckpoint(*resumed, *model, optimizer, device);
   }
   result.first_epoch = int(result.epochs.size()) + 1;

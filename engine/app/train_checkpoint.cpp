@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdio>
+
 #include "base/errors.h"
 
 namespace geodl {
@@ -12,6 +14,42 @@ namespace {
 
 constexpr const char* kCheckpointKey = "geodl_checkpoint";
 constexpr const char* kOptimizerKey = "optimizer";
+constexpr const char* kOptimizerDigestKey = "geodl_optimizer_digest";
+
+void hashBytes(uint64_t& hash, const void* data, size_t n) {
+  const auto* bytes = static_cast<const uint8_t*>(data);
+  for (size_t i = 0; i < n; ++i) hash = (hash ^ bytes[i]) * 1099511628211ull;
+}
+
+void hashTensor(uint64_t& hash, const torch::Tensor& t) {
+  if (!t.defined()) return;
+  const torch::Tensor c = t.detach().to(torch::kCPU).contiguous();
+  hashBytes(hash, c.data_ptr(), size_t(c.numel()) * c.element_size());
+}
+
+// A digest of the optimizer's state (learning rates, and each parameter's moments in the
+// parameters' order), to tell a damaged checkpoint from a good one.
+std::string optimizerDigest(torch::optim::Optimizer& optimizer) {
+  uint64_t hash = 1469598103934665603ull;
+  for (auto& group : optimizer.param_groups()) {
+    const double lr = group.options().get_lr();
+    hashBytes(hash, &lr, sizeof lr);
+    for (const auto& p : group.params()) {
+      auto it = optimizer.state().find(c10::guts::to_string(p.unsafeGetTensorImpl()));
+      if (it == optimizer.state().end()) continue;
+      if (auto* adam = dynamic_cast<torch::optim::AdamParamState*>(it->second.get())) {
+        const int64_t step = adam->step();
+        hashBytes(hash, &step, sizeof step);
+        hashTensor(hash, adam->exp_avg());
+        hashTensor(hash, adam->exp_avg_sq());
+        hashTensor(hash, adam->max_exp_avg_sq());
+      }
+    }
+  }
+  char text[17];
+  std::snprintf(text, sizeof(text), "%016llx", static_cast<unsigned long long>(hash));
+  return text;
+}
 
 json metricsToJson(const SegmentationMetrics& m) {
   json classes = json::array();
@@ -72,6 +110,7 @@ Checkpoint loadCheckpoint(const std::string& path) {
       throw InputError("'" + path + "' is a model file, not a training checkpoint; run without --resume");
     state = json::parse(value.toStringRef());
     archive.read(kOptimizerKey, c.optimizer);
+    if (archive.try_read(kOptimizerDigestKey, value) && value.isString()) c.optimizer_digest = value.toStringRef();
   }));
   } catch (const InputError& e) {
     throw InputError("cannot resume from the checkpoint: " + std::string(e.what()) +
@@ -96,13 +135,18 @@ void saveCheckpoint(const std::string& path, const ModelInfo& info, Segmentation
     torch::serialize::OutputArchive opt;
     optimizer.save(opt);
     archive.write(kOptimizerKey, opt);
+    archive.write(kOptimizerDigestKey, c10::IValue(optimizerDigest(optimizer)));
     archive.write(kCheckpointKey, c10::IValue(s.dump()));
-  });
+  }, "the checkpoint");
 }
 
 void restoreCheckpoint(Checkpoint& checkpoint, SegmentationModelImpl& model, torch::optim::Adam& optimizer,
                        const torch::Device& device) {
   optimizer.load(checkpoint.optimizer);
+  if (!checkpoint.optimizer_digest.empty() && checkpoint.optimizer_digest != optimizerDigest(optimizer))
+    throw InputError("the checkpoint is damaged: its optimizer state differs from the digest written when it "
+                     "was saved (a bad copy or a failing disk); run again without --resume (it starts from "
+                     "epoch 1)");
   {
     torch::NoGradGuard no_grad;
     auto target = model.named_parameters(), source = checkpoint.model->model->named_parameters();

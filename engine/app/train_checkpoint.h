@@ -27,6 +27,7 @@ struct Checkpoint {
   RunState state;
   std::unique_ptr<LoadedModel> model;
   torch::serialize::InputArchive optimizer;
+  std::string optimizer_digest;  // empty in checkpoints from before digests
 };
 
 // Reads a checkpoint once: weights, metadata, run state and Adam's state. Throws InputError
@@ -37,7 +38,8 @@ Checkpoint loadCheckpoint(const std::string& path);
 void saveCheckpoint(const std::string& path, const ModelInfo& info, SegmentationModelImpl& model,
                     torch::optim::Optimizer& optimizer, const RunState& state);
 
-// Copies the checkpoint's weights, buffers and Adam's state into a model on `device`.
+// Copies the checkpoint's weights, buffers and Adam's state into a model on `device`;
+// throws InputError when Adam's state differs from the checkpoint's digest (damaged).
 void restoreCheckpoint(Checkpoint& checkpoint, SegmentationModelImpl& model, torch::optim::Adam& optimizer,
                        const torch::Device& device);
 

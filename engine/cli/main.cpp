@@ -228,8 +228,8 @@ Subcommand addTrain(CLI::App& app, const bool& quiet) {
   return s;
 }
 
+// (The warnings were logged as they came.)
 void printClassified(const geodl::ClassifyOptions& one, const geodl::ClassifyResult& r) {
-  for (const auto& w : r.warnings) std::cerr << "geodl: warning: " << w << std::endl;
   int64_t total = 0;
   for (auto c : r.class_pixels) total += c;
   std::cout << one.input << " -> " << r.output << " (" << r.width << " x " << r.height << ", "
@@ -258,24 +258,9 @@ Subcommand addClassify(CLI::App& app, const bool& quiet) {
   s.run = [job, &quiet] {
     const auto runs = geodl::classifyRuns(jobOptions(geodl::classifyOptionTable(), *job));
     geodl::cli::ProgressBar progress(quiet);
-    // The outputs' folders, when missing; a failed run removes those it created while empty.
-    std::vector<fs::path> created;
-    for (const auto& run : runs) {
-      const fs::path folder = fs::absolute(run.output).parent_path();
-      std::error_code ignored;  // the engine reports a folder it cannot write
-      if (!fs::exists(folder) && fs::create_directories(folder, ignored)) created.push_back(folder);
-    }
-    try {
-      for (size_t i = 0; i < runs.size(); ++i) {
-        geodl::SubProgress part(progress, double(i) / runs.size(), double(i + 1) / runs.size());
-        printClassified(runs[i], geodl::classify(runs[i], part));
-      }
-    } catch (...) {
-      for (const auto& folder : created) {
-        std::error_code ignored;
-        fs::remove(folder, ignored);  // only when empty
-      }
-      throw;
+    for (size_t i = 0; i < runs.size(); ++i) {
+      geodl::SubProgress part(progress, double(i) / runs.size(), double(i + 1) / runs.size());
+      printClassified(runs[i], geodl::classify(runs[i], part));
     }
     std::cout << std::flush;
     progress.report(1.0, "done");
@@ -366,7 +351,9 @@ int printModel(const std::string& path) {
             << "epochs trained: " << i.epochs_trained << ", best epoch " << i.best_epoch << " by " << i.best_metric
             << "\nbest metrics: " << describeMetrics(i) << "\n"
             << "written: " << i.created << " by GeoDL " << i.engine_version << "\n"
-            << "weights digest: " << geodl::weightsDigest(*loaded.model) << std::endl;
+            << "weights digest: " << geodl::weightsDigest(*loaded.model)
+            << (loaded.warnings.empty() ? " (checked against the one written with the file)" : "") << std::endl;
+  for (const auto& w : loaded.warnings) std::cerr << "geodl: warning: " << w << std::endl;
   return kOk;
 }
 

@@ -53,7 +53,9 @@ void ProgressBar::clearLine() {
 
 void ProgressBar::log(const std::string& message) {
   clearLine();
-  std::cout << message << std::endl;
+  // The engine's warnings go where the CLI's own do.
+  if (message.rfind("warning: ", 0) == 0) std::cerr << "geodl: " << message << std::endl;
+  else std::cout << message << std::endl;
 }
 
 void ProgressBar::report(double fraction, const std::string& message) {

@@ -1,5 +1,6 @@
 #include "io/footprints.h"
 
+#include <cerrno>
 #include <cstdio>
 #include <filesystem>
 
@@ -27,18 +28,18 @@ FootprintWriter::FootprintWriter(const std::string& path, const std::string& crs
   std::filesystem::create_directories(std::filesystem::absolute(path).parent_path());
   GDALDriver* driver = GetGDALDriverManager()->GetDriverByName("GPKG");
   CPLErrorReset();
+  errno = 0;
   impl_->ds.reset(driver->Create(impl_->out.temporary().c_str(), 0, 0, 0, GDT_Unknown, nullptr));
-  if (!impl_->ds)
-    throw IoError(gdalMessage("cannot create the footprint layer '" + path + "'"));
+  if (!impl_->ds) throw gdalWriteFailure("the footprint layer '" + path + "'", path);
   OGRSpatialReference srs;
   OGRSpatialReference* srs_ptr = nullptr;
   if (!crs_wkt.empty() && srs.importFromWkt(crs_wkt.c_str()) == OGRERR_NONE) srs_ptr = &srs;
   impl_->layer = impl_->ds->CreateLayer("samples", srs_ptr, wkbPolygon, nullptr);
-  if (!impl_->layer) throw IoError(gdalMessage("cannot create the layer of '" + path + "'"));
+  if (!impl_->layer) throw gdalWriteFailure("the footprint layer '" + path + "'", path);
   auto addField = [&](const char* name, OGRFieldType type) {
     OGRFieldDefn field(name, type);
     if (impl_->layer->CreateField(&field) != OGRERR_NONE)
-      throw IoError(gdalMessage("cannot create the field " + std::string(name)));
+      throw gdalWriteFailure("the field " + std::string(name) + " of the footprint layer '" + path + "'", path);
   };
   addField("split", OFTString);
   addField("sample", OFTInteger64);
@@ -73,14 +74,24 @@ void FootprintWriter::add(const std::string& split, int64_t index, const std::st
   OGRPolygon polygon;
   polygon.addRing(&ring);
   feature.SetGeometry(&polygon);
+  CPLErrorReset();
+  errno = 0;
   if (impl_->layer->CreateFeature(&feature) != OGRERR_NONE)
-    throw IoError(gdalMessage("writing the footprint layer '" + path_ + "' failed"));
+    throw gdalWriteFailure("the footprint layer '" + path_ + "'", path_);
+}
+
+void FootprintWriter::finish() {
+  const std::string what = "the footprint layer '" + path_ + "'";
+  CPLErrorReset();
+  errno = 0;
+  if (impl_->in_transaction && impl_->ds->CommitTransaction() != OGRERR_NONE) throw gdalWriteFailure(what, path_);
+  impl_->in_transaction = false;
+  closeWritten(impl_->ds, what, path_);
+  impl_->out.finish();
 }
 
 void FootprintWriter::commit() {
-  if (impl_->in_transaction && impl_->ds->CommitTransaction() != OGRERR_NONE)
-    throw IoError(gdalMessage("writing the footprint layer '" + path_ + "' failed"));
-  impl_->ds.reset();  // closes the file
+  if (impl_->ds) finish();
   impl_->out.commit();
 }
 

@@ -9,8 +9,8 @@
 
 namespace geodl::io {
 
-// Written under a temporary name; commit() renames it into place, destruction without
-// commit() removes it.
+// Written under a temporary name; finish() completes it there and commit() renames it into
+// place (finishing it first when needed); destruction without commit() removes it.
 class FootprintWriter {
  public:
   // class_ids: one integer field `class_<id>` per class with its pixel count.
@@ -24,6 +24,7 @@ class FootprintWriter {
   void add(const std::string& split, int64_t index, const std::string& source,
            const std::array<int, 4>& window, const std::array<double, 6>& geotransform,
            const std::vector<int64_t>& class_pixels);
+  void finish();
   void commit();
   const std::string& path() const { return path_; }
 

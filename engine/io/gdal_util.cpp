@@ -2,9 +2,11 @@
 
 #include <cpl_error.h>
 
+#include <cerrno>
 #include <mutex>
 #include <sstream>
 
+#include "base/atomic_file.h"
 #include "base/errors.h"
 
 namespace geodl::io {
@@ -18,6 +20,19 @@ void initGdal() {
     // of some 40000 columns, and caps what a raster of any size can take.
     if (GDALGetCacheMax64() > (int64_t(64) << 20)) GDALSetCacheMax64(int64_t(64) << 20);
   });
+}
+
+IoError gdalWriteFailure(const std::string& what, const std::string& path) {
+  const int error = errno;
+  const char* last = CPLGetLastErrorMsg();
+  return writeFailure(what, path, error, last && *last ? last : "");
+}
+
+void closeWritten(Dataset& ds, const std::string& what, const std::string& path) {
+  CPLErrorReset();
+  errno = 0;
+  ds.reset();
+  if (CPLGetLastErrorType() >= CE_Failure) throw gdalWriteFailure(what, path);
 }
 
 std::string gdalMessage(const std::string& what) {

@@ -7,6 +7,8 @@
 #include <memory>
 #include <string>
 
+#include "base/errors.h"
+
 namespace geodl::io {
 
 // Registers GDAL's drivers once and bounds its block cache, so that windowed reads of a
@@ -16,10 +18,19 @@ void initGdal();
 // `what`, followed by GDAL's last error message when there is one.
 std::string gdalMessage(const std::string& what);
 
+// The IoError for a failed write of `what` (e.g. "the footprint layer 'x.gpkg'") at `path`:
+// "no space left on the device" when that is why (errno, or the free space), else GDAL's
+// last message. Call CPLErrorReset() and clear errno before the write.
+IoError gdalWriteFailure(const std::string& what, const std::string& path);
+
 struct DatasetCloser {
   void operator()(GDALDataset* ds) const { GDALClose(ds); }
 };
 using Dataset = std::unique_ptr<GDALDataset, DatasetCloser>;
+
+// Closes `ds` and throws gdalWriteFailure when closing reported an error (the last blocks
+// and the sidecar .aux.xml are written then).
+void closeWritten(Dataset& ds, const std::string& what, const std::string& path);
 
 // Opens a raster (readonly); throws IoError naming the file.
 Dataset openRaster(const std::string& path);

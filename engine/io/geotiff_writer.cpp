@@ -2,6 +2,7 @@
 
 #include <gdal_utils.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <filesystem>
 
@@ -47,12 +48,12 @@ GeoTiffWriter::GeoTiffWriter(const std::string& path, const GeoTiffSpec& spec)
   options = CSLSetNameValue(options, "PREDICTOR", spec.float32 ? "3" : "2");
   options = CSLSetNameValue(options, "BIGTIFF", "IF_SAFER");
   if (spec.bands > 1) options = CSLSetNameValue(options, "INTERLEAVE", "BAND");
+  CPLErrorReset();
+  errno = 0;
   d.ds.reset(driver->Create(d.out.temporary().c_str(), spec.width, spec.height, spec.bands,
                             spec.float32 ? GDT_Float32 : GDT_Byte, options));
   CSLDestroy(options);
-  if (!d.ds)
-    throw IoError(gdalMessage("cannot create '" + path + "': check that its folder exists and can "
-                              "be written"));
+  if (!d.ds) throw gdalWriteFailure("'" + path + "'", path);
   std::array<double, 6> gt = spec.geotransform;
   d.ds->SetGeoTransform(gt.data());
   if (!spec.crs_wkt.empty()) d.ds->SetProjection(spec.crs_wkt.c_str());
@@ -83,7 +84,8 @@ GeoTiffWriter::GeoTiffWriter(const std::string& path, const GeoTiffSpec& spec)
 GeoTiffWriter::~GeoTiffWriter() {
   if (impl_->committed) return;
   impl_->ds.reset();  // closed before the temporary file goes
-  std::remove((impl_->out.temporary() + ".aux.xml").c_str());
+  for (const std::string& file : {impl_->out.temporary(), impl_->out.finished()})
+    std::remove((file + ".aux.xml").c_str());
 }
 
 namespace {
@@ -91,11 +93,13 @@ template <typename T>
 void write(GDALDataset& ds, const GeoTiffSpec& spec, int y, int rows, const T* values,
            GDALDataType type, const std::string& path) {
   const size_t plane = size_t(rows) * spec.width;
+  CPLErrorReset();
+  errno = 0;
   for (int b = 0; b < spec.bands; ++b)
     if (ds.GetRasterBand(b + 1)->RasterIO(GF_Write, 0, y, spec.width, rows,
                                           const_cast<T*>(values + b * plane), spec.width, rows,
                                           type, 0, 0, nullptr) != CE_None)
-      throw IoError(gdalMessage("writing '" + path + "' failed (disk full?)"));
+      throw gdalWriteFailure("'" + path + "'", path);
 }
 }  // namespace
 
@@ -107,11 +111,13 @@ void GeoTiffWriter::writeRows(int y, int rows, const float* values) {
   write(*impl_->ds, impl_->spec, y, rows, values, GDT_Float32, path_);
 }
 
-void GeoTiffWriter::commit() {
+void GeoTiffWriter::finish() {
   auto& d = *impl_;
+  const std::string what = "'" + path_ + "'";
   CPLErrorReset();
+  errno = 0;
   d.ds->FlushCache();
-  if (CPLGetLastErrorType() >= CE_Failure) throw IoError(gdalMessage("writing '" + path_ + "' failed"));
+  if (CPLGetLastErrorType() >= CE_Failure) throw gdalWriteFailure(what, path_);
   std::string finished = d.out.temporary();
   if (d.spec.cog) {
     // The COG driver copies the tiled file, adding overviews (nearest for classes).
@@ -123,23 +129,37 @@ void GeoTiffWriter::commit() {
     GDALTranslateOptions* options = GDALTranslateOptionsNew(argv, nullptr);
     CSLDestroy(argv);
     int failed = 0;
-    GDALDatasetH out = GDALTranslate(cog.c_str(), GDALDataset::ToHandle(d.ds.get()), options, &failed);
+    Dataset out(GDALDataset::FromHandle(GDALTranslate(cog.c_str(), GDALDataset::ToHandle(d.ds.get()), options, &failed)));
     GDALTranslateOptionsFree(options);
-    if (!out || failed) {
-      if (out) GDALClose(out);
+    try {
+      if (!out || failed) throw gdalWriteFailure("the Cloud Optimized GeoTIFF " + what, path_);
+      closeWritten(out, "the Cloud Optimized GeoTIFF " + what, path_);
+    } catch (...) {
+      out.reset();
       std::remove(cog.c_str());
-      throw IoError(gdalMessage("writing the Cloud Optimized GeoTIFF '" + path_ + "' failed"));
+      std::remove((cog + ".aux.xml").c_str());
+      throw;
     }
-    GDALClose(out);
     d.ds.reset();
     std::remove((d.out.temporary() + ".aux.xml").c_str());  // the temporary itself goes at commit
     finished = cog;
   } else {
-    d.ds.reset();
+    closeWritten(d.ds, what, path_);
   }
-  d.out.commit(finished);
+  d.out.finish(finished);
+}
+
+const std::string& GeoTiffWriter::finishedPath() const { return impl_->out.finished(); }
+
+void GeoTiffWriter::commit() {
+  auto& d = *impl_;
+  if (d.ds) finish();
+  const std::string finished = d.out.finished();
+  d.out.commit();
+  // The sidecar (category names): the new one, or none where the old file had one.
   std::error_code ec;
   if (fs::exists(finished + ".aux.xml")) fs::rename(finished + ".aux.xml", path_ + ".aux.xml", ec);
+  else fs::remove(path_ + ".aux.xml", ec);
   d.committed = true;
 }
 

@@ -35,6 +35,13 @@ class GeoTiffWriter {
   // Rows [y, y + rows) of every band, band after band (bands x rows x width).
   void writeRows(int y, int rows, const uint8_t* values);
   void writeRows(int y, int rows, const float* values);
+  // Completes the file under its temporary name (the last blocks, the Cloud Optimized copy,
+  // the sidecar), flushed to disk; commit() then only renames. Throws IoError naming the
+  // file ("no space left on the device" when that is why).
+  void finish();
+  // The finished file, for reading it before it is committed (polygons).
+  const std::string& finishedPath() const;
+  // Finishes when needed, then moves the file (and its .aux.xml) into place.
   void commit();
   const std::string& path() const { return path_; }
 

@@ -2,6 +2,7 @@
 
 #include <gdal_alg.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <filesystem>
 
@@ -13,28 +14,28 @@ namespace geodl::io {
 
 namespace fs = std::filesystem;
 
-PolygonizeResult polygonizeClasses(const std::string& raster, const std::string& gpkg,
+PolygonizeResult polygonizeClasses(const std::string& raster, AtomicOutput& output,
                                    const std::vector<std::string>& names, double min_area) {
   initGdal();
   Dataset source = openRaster(raster);
   GDALRasterBand* band = source->GetRasterBand(1);
-  // Removes the temporary file on any failure (declared first: the dataset closes before).
-  AtomicOutput output(gpkg, ".gpkg");
+  const std::string& gpkg = output.path();
+  const std::string what = "the polygon file '" + gpkg + "'";
   const std::string& temp = output.temporary();
   std::remove(temp.c_str());
   PolygonizeResult result;
   {
     GDALDriver* driver = GetGDALDriverManager()->GetDriverByName("GPKG");
+    CPLErrorReset();
+    errno = 0;
     Dataset out(driver->Create(temp.c_str(), 0, 0, 0, GDT_Unknown, nullptr));
-    if (!out)
-      throw IoError(gdalMessage("cannot create the polygon file '" + gpkg + "': check that its "
-                                "folder exists and can be written"));
+    if (!out) throw gdalWriteFailure(what, gpkg);
     OGRSpatialReference* srs = const_cast<OGRSpatialReference*>(source->GetSpatialRef());  // 3.6 API
     OGRLayer* layer = out->CreateLayer("classes", srs, wkbPolygon, nullptr);
     OGRFieldDefn id("class_id", OFTInteger), name("class_name", OFTString), area("area", OFTReal);
     if (!layer || layer->CreateField(&id) != OGRERR_NONE || layer->CreateField(&name) != OGRERR_NONE ||
         layer->CreateField(&area) != OGRERR_NONE) {
-      throw IoError(gdalMessage("cannot create the layer of '" + gpkg + "'"));
+      throw gdalWriteFailure(what, gpkg);
     }
     // Polygonize into memory first, then keep the polygons large enough.
     GDALDriver* memory = GetGDALDriverManager()->GetDriverByName("Memory");
@@ -45,8 +46,9 @@ PolygonizeResult polygonizeClasses(const std::string& raster, const std::string&
     if (GDALPolygonize(band, band->GetMaskBand(), raw, 0, nullptr, nullptr, nullptr) != CE_None) {
       throw IoError(gdalMessage("polygonizing '" + raster + "' failed"));
     }
-    if (layer->StartTransaction() != OGRERR_NONE)
-      throw IoError(gdalMessage("cannot write '" + gpkg + "'"));
+    CPLErrorReset();
+    errno = 0;
+    if (layer->StartTransaction() != OGRERR_NONE) throw gdalWriteFailure(what, gpkg);
     raw->ResetReading();
     for (auto& feature : *raw) {
       const OGRGeometry* geometry = feature->GetGeometryRef();
@@ -62,14 +64,24 @@ PolygonizeResult polygonizeClasses(const std::string& raster, const std::string&
       f.SetField(2, a);
       f.SetGeometry(geometry);
       if (layer->CreateFeature(&f) != OGRERR_NONE) {
+        IoError failure = gdalWriteFailure(what, gpkg);
         (void)layer->RollbackTransaction();  // the file is removed anyway
-        throw IoError(gdalMessage("writing '" + gpkg + "' failed (disk full?)"));
+        throw failure;
       }
       ++result.polygons;
     }
-    if (layer->CommitTransaction() != OGRERR_NONE)
-      throw IoError(gdalMessage("writing '" + gpkg + "' failed (disk full?)"));
+    if (layer->CommitTransaction() != OGRERR_NONE) throw gdalWriteFailure(what, gpkg);
+    closeWritten(out, what, gpkg);
   }
+  output.finish();
+  return result;
+}
+
+PolygonizeResult polygonizeClasses(const std::string& raster, const std::string& gpkg,
+                                   const std::vector<std::string>& names, double min_area) {
+  // Removes the temporary file on any failure.
+  AtomicOutput output(gpkg, ".gpkg");
+  const PolygonizeResult result = polygonizeClasses(raster, output, names, min_area);
   output.commit();
   return result;
 }

@@ -66,6 +66,11 @@ void GeoTiffTileSink::writeRows(int y, int n, const uint8_t* ids, const void* pr
     probabilities_->writeRows(y, n, static_cast<const uint8_t*>(probabilities));
 }
 
+void GeoTiffTileSink::finish() {
+  classes_.finish();
+  if (probabilities_) probabilities_->finish();
+}
+
 void GeoTiffTileSink::commit() {
   classes_.commit();
   if (probabilities_) probabilities_->commit();

@@ -38,6 +38,10 @@ class GeoTiffTileSink : public TileSink {
                   const GeoTiffSpec& probability_spec);
   ProbabilityType probabilities() const override;
   void writeRows(int y, int n, const uint8_t* ids, const void* probabilities) override;
+  // Completes both under their temporary names (see GeoTiffWriter::finish).
+  void finish();
+  // The finished class raster, readable before it is committed.
+  const std::string& finishedClasses() const { return classes_.finishedPath(); }
   // Renames both into place; without it, destruction leaves nothing.
   void commit();
 

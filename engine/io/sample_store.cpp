@@ -2,6 +2,7 @@
 
 #include <hdf5.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <mutex>
 
@@ -15,8 +16,14 @@ namespace {
 
 void initHdf5() {
   static std::once_flag once;
-  // Errors come back as return codes and become IoErrors; no printing to stderr.
-  std::call_once(once, [] { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); });
+  std::call_once(once, [] {
+    // HDF5's exit handler closes the files still open, and crashes on one whose close failed
+    // (a full disk): GeoDL closes its files itself, so the handler is turned off (before the
+    // library starts; too late if something else started it, and then harmless).
+    H5dont_atexit();
+    // Errors come back as return codes and become IoErrors; no printing to stderr.
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  });
 }
 
 hid_t fileType(const std::string& data_type) {
@@ -63,7 +70,13 @@ void check(herr_t status, const std::string& what) {
   if (status < 0) throw IoError(what);
 }
 
-Id createDataset(hid_t file, const char* name, hid_t type, std::vector<hsize_t> item_dims) {
+// A failed write to the store at `path`: errno still holds the system's reason.
+void checkWrite(herr_t status, const std::string& path) {
+  if (status < 0) throw writeFailure("the sample store '" + path + "'", path, errno);
+}
+
+Id createDataset(hid_t file, const char* name, hid_t type, std::vector<hsize_t> item_dims,
+                 const std::string& path) {
   std::vector<hsize_t> dims = {0}, max = {H5S_UNLIMITED}, chunk = {1};
   for (hsize_t d : item_dims) {
     dims.push_back(d);
@@ -76,12 +89,12 @@ Id createDataset(hid_t file, const char* name, hid_t type, std::vector<hsize_t> 
   Id dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
   H5Pset_chunk(dcpl.get(), int(chunk.size()), chunk.data());
   Id ds(H5Dcreate2(file, name, type, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT), H5Dclose);
-  if (!ds.ok()) throw IoError(std::string("cannot create the dataset ") + name);
+  if (!ds.ok()) throw writeFailure(std::string("the dataset ") + name + " of a sample store", path, errno);
   return ds;
 }
 
 // Writes `count` rows starting at row `at` of a dataset whose first dimension is the sample.
-void writeRows(hid_t ds, hsize_t at, const void* data, hid_t mem_type, const std::string& what) {
+void writeRows(hid_t ds, hsize_t at, const void* data, hid_t mem_type, const std::string& path) {
   Id file_space(H5Dget_space(ds), H5Sclose);
   const int rank = H5Sget_simple_extent_ndims(file_space.get());
   std::vector<hsize_t> dims(rank), start(rank, 0), count(rank);
@@ -91,18 +104,20 @@ void writeRows(hid_t ds, hsize_t at, const void* data, hid_t mem_type, const std
   count[0] = 1;
   check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(),
                             nullptr),
-        what);
+        "cannot select a sample in '" + path + "'");
   Id mem_space(H5Screate_simple(rank, count.data(), nullptr), H5Sclose);
-  check(H5Dwrite(ds, mem_type, mem_space.get(), file_space.get(), H5P_DEFAULT, data), what);
+  errno = 0;
+  checkWrite(H5Dwrite(ds, mem_type, mem_space.get(), file_space.get(), H5P_DEFAULT, data), path);
 }
 
-void setExtent(hid_t ds, hsize_t rows) {
+void setExtent(hid_t ds, hsize_t rows, const std::string& path) {
   Id space(H5Dget_space(ds), H5Sclose);
   const int rank = H5Sget_simple_extent_ndims(space.get());
   std::vector<hsize_t> dims(rank);
   H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
   dims[0] = rows;
-  check(H5Dset_extent(ds, dims.data()), "cannot resize a sample dataset");
+  errno = 0;
+  checkWrite(H5Dset_extent(ds, dims.data()), path);
 }
 
 template <typename T>
@@ -208,7 +223,7 @@ struct SampleStoreWriter::Impl {
   AtomicOutput out;  // first: destroyed after the file closes
   Id file, sat, map, window, geotransform, source;
   int64_t size = 0, capacity = 0;
-  bool committed = false;
+  bool finished = false, committed = false;
 };
 
 SampleStoreWriter::SampleStoreWriter(const std::string& path, int sample_size, int bands,
@@ -216,18 +231,18 @@ SampleStoreWriter::SampleStoreWriter(const std::string& path, int sample_size, i
     : impl_(std::make_unique<Impl>()), path_(path) {
   initHdf5();
   impl_->out = AtomicOutput(path);
+  errno = 0;
   impl_->file = Id(H5Fcreate(impl_->out.temporary().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
                    H5Fclose);
   if (!impl_->file.ok())
-    throw IoError("cannot create the sample store '" + path +
-                  "': check that its folder exists and can be written");
+    throw writeFailure("the sample store '" + path + "'", path, errno, "its folder is missing or cannot be written");
   const hid_t f = impl_->file.get();
   const hsize_t s = hsize_t(sample_size), b = hsize_t(bands);
-  impl_->sat = createDataset(f, "sat_img", fileType(data_type), {s, s, b});
-  impl_->map = createDataset(f, "map_img", H5T_STD_U8LE, {s, s});
-  impl_->window = createDataset(f, "sample_window", H5T_STD_I32LE, {4});
-  impl_->geotransform = createDataset(f, "sample_geotransform", H5T_IEEE_F64LE, {6});
-  impl_->source = createDataset(f, "sample_source", H5T_STD_I32LE, {});
+  impl_->sat = createDataset(f, "sat_img", fileType(data_type), {s, s, b}, path);
+  impl_->map = createDataset(f, "map_img", H5T_STD_U8LE, {s, s}, path);
+  impl_->window = createDataset(f, "sample_window", H5T_STD_I32LE, {4}, path);
+  impl_->geotransform = createDataset(f, "sample_geotransform", H5T_IEEE_F64LE, {6}, path);
+  impl_->source = createDataset(f, "sample_source", H5T_STD_I32LE, {}, path);
 }
 
 SampleStoreWriter::~SampleStoreWriter() {
@@ -250,21 +265,20 @@ void SampleStoreWriter::append(const std::vector<double>& image, const std::vect
   if (d.size == d.capacity) {
     d.capacity = std::max<int64_t>(64, d.capacity * 2);
     for (const Id* ds : {&d.sat, &d.map, &d.window, &d.geotransform, &d.source})
-      setExtent(ds->get(), hsize_t(d.capacity));
+      setExtent(ds->get(), hsize_t(d.capacity), path_);
   }
-  const std::string what = "writing to the sample store '" + path_ + "' failed (disk full?)";
-  writeRows(d.sat.get(), hsize_t(d.size), image.data(), H5T_NATIVE_DOUBLE, what);
-  writeRows(d.map.get(), hsize_t(d.size), labels.data(), H5T_NATIVE_UINT8, what);
-  writeRows(d.window.get(), hsize_t(d.size), window.data(), H5T_NATIVE_INT, what);
-  writeRows(d.geotransform.get(), hsize_t(d.size), geotransform.data(), H5T_NATIVE_DOUBLE, what);
-  writeRows(d.source.get(), hsize_t(d.size), &source_index, H5T_NATIVE_INT, what);
+  writeRows(d.sat.get(), hsize_t(d.size), image.data(), H5T_NATIVE_DOUBLE, path_);
+  writeRows(d.map.get(), hsize_t(d.size), labels.data(), H5T_NATIVE_UINT8, path_);
+  writeRows(d.window.get(), hsize_t(d.size), window.data(), H5T_NATIVE_INT, path_);
+  writeRows(d.geotransform.get(), hsize_t(d.size), geotransform.data(), H5T_NATIVE_DOUBLE, path_);
+  writeRows(d.source.get(), hsize_t(d.size), &source_index, H5T_NATIVE_INT, path_);
   ++d.size;
 }
 
-void SampleStoreWriter::commit(const StoreMetadata& m) {
+void SampleStoreWriter::finish(const StoreMetadata& m) {
   auto& d = *impl_;
   for (const Id* ds : {&d.sat, &d.map, &d.window, &d.geotransform, &d.source})
-    setExtent(ds->get(), hsize_t(d.size));
+    setExtent(ds->get(), hsize_t(d.size), path_);
   const hid_t f = d.file.get();
   writeStringAttribute(f, "geodl_version", m.engine_version);
   writeStringAttribute(f, "split", m.split);
@@ -287,9 +301,16 @@ void SampleStoreWriter::commit(const StoreMetadata& m) {
   d.window.reset();
   d.geotransform.reset();
   d.source.reset();
-  if (!d.file.close()) throw IoError("closing the sample store '" + path_ + "' failed");
-  d.out.commit();
-  d.committed = true;
+  errno = 0;
+  if (!d.file.close()) throw writeFailure("the sample store '" + path_ + "'", path_, errno);
+  d.out.finish();
+  d.finished = true;
+}
+
+void SampleStoreWriter::commit() {
+  if (!impl_->finished) throw IoError("the sample store '" + path_ + "' was committed before it was finished");
+  impl_->out.commit();
+  impl_->committed = true;
 }
 
 StoreContents readStoreMetadata(const std::string& path) {

@@ -29,8 +29,11 @@ struct StoreMetadata {
   std::string crs_wkt;  // of the first source
 };
 
-// Writes one store under a temporary name; commit() renames it into place. Destroyed
-// without commit(), it removes the temporary file: nothing that looks complete is left.
+// Writes one store under a temporary name; finish() completes it there (metadata, closed,
+// flushed to disk) and commit() renames it into place, so that a job finishes all its
+// outputs before it replaces any. Destroyed without commit(), it removes the temporary
+// file: nothing that looks complete is left. Write failures are IoErrors naming the store
+// ("no space left on the device" when that is why).
 class SampleStoreWriter {
  public:
   // data_type: the GDAL name of the pixels' type (stored natively).
@@ -46,7 +49,8 @@ class SampleStoreWriter {
               const std::array<int, 4>& window, const std::array<double, 6>& geotransform,
               int source_index);
   int64_t size() const;
-  void commit(const StoreMetadata& metadata);
+  void finish(const StoreMetadata& metadata);
+  void commit();
   const std::string& path() const { return path_; }
 
  private:

@@ -22,6 +22,8 @@ namespace {
 
 constexpr const char* kMetadataKey = "geodl_metadata";
 constexpr const char* kModelKey = "model";
+// The weights digest written at save time (files from before it have none).
+constexpr const char* kDigestKey = "geodl_weights_digest";
 
 using TensorMap = std::map<std::string, torch::Tensor>;
 
@@ -108,19 +110,25 @@ void assignState(torch::nn::Module& model, const TensorMap& source, const std::s
 }  // namespace
 
 void saveModelFile(const std::string& path, const ModelInfo& info, SegmentationModelImpl& model,
-                   const std::function<void(torch::serialize::OutputArchive&)>& extra) {
+                   const std::function<void(torch::serialize::OutputArchive&)>& extra, const std::string& kind) {
   torch::serialize::OutputArchive archive;
   torch::serialize::OutputArchive weights;
   model.save(weights);  // loadModelFile maps the tensors to the CPU, whatever they were on
   archive.write(kModelKey, weights);
   archive.write(kMetadataKey, c10::IValue(toJson(info)));
+  archive.write(kDigestKey, c10::IValue(weightsDigest(model)));
   if (extra) extra(archive);
+  const std::string what = kind + " '" + std::filesystem::absolute(path).string() + "'";
   writeFileAtomically(path, [&](const std::string& temp) {
+    // Through a sink that never fails mid-write: LibTorch's writer aborts the process when
+    // a write throws or comes up short (a full disk), its destructor throwing again.
+    FileSink sink(temp, what);
     try {
-      archive.save_to(temp);
+      archive.save_to([&](const void* data, size_t n) { return sink.write(data, n); });
     } catch (const c10::Error& e) {
-      throw IoError("cannot write the model file '" + path + "': " + e.what_without_backtrace());
+      throw IoError("cannot write " + what + ": " + e.what_without_backtrace());
     }
+    sink.close();
   });
 }
 
@@ -159,6 +167,14 @@ LoadedModel loadFromArchive(torch::serialize::InputArchive& archive, const std::
     throw InputError("'" + path + "' has weights that do not fit its own description (" +
                      e.what_without_backtrace() + "): the file is damaged");
   }
+  c10::IValue digest;
+  if (!archive.try_read(kDigestKey, digest) || !digest.isString())
+    loaded.warnings.push_back("'" + path + "' was written before model files carried a digest of their "
+                              "weights: damage to it cannot be detected; train again or save it again "
+                              "with this version to add one");
+  else if (digest.toStringRef() != weightsDigest(*twin))
+    throw InputError("'" + path + "' is damaged: its weights differ from the digest written when it was "
+                     "saved (a bad copy or a failing disk); copy it again from its source, or train again");
   assignState(*loaded.model, namedState(*twin), path, true);
   loaded.model->eval();
   if (extra) extra(archive);
@@ -200,13 +216,13 @@ std::string weightsDigest(SegmentationModelImpl& model) {
   return text;
 }
 
-void loadPretrainedWeights(SegmentationModelImpl& model, const std::string& path) {
+std::vector<std::string> loadPretrainedWeights(SegmentationModelImpl& model, const std::string& path) {
   std::ifstream file(path, std::ios::binary);
   if (!file) throw InputError("cannot read the pretrained weights '" + path + "': check the path");
   if (auto archive = openModelArchive(path)) {  // to fine-tune a GeoDL model
     const LoadedModel source = loadFromArchive(*archive, path, {});
     assignState(model, namedState(*source.model), path, false);
-    return;
+    return source.warnings;
   }
   // A torch.save'd dict: a state dict, or a checkpoint holding one under 'model'.
   std::vector<char> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
@@ -237,6 +253,7 @@ void loadPretrainedWeights(SegmentationModelImpl& model, const std::string& path
     state[name] = item.value().toTensor();
   }
   assignState(model, state, path, false);
+  return {};
 }
 
 namespace {
@@ -302,6 +319,7 @@ Predictor loadPredictor(const std::string& path, const std::string& sidecar) {
   if (archive) {
     auto loaded = std::make_shared<LoadedModel>(loadFromArchive(*archive, path, {}));
     p.info = loaded->info;
+    p.warnings = loaded->warnings;
     p.forward = [loaded](const torch::Tensor& x) { return loaded->model->forward(x); };
     p.to = [loaded](const torch::Device& d) { loaded->model->to(d); };
     return p;

@@ -14,16 +14,21 @@ namespace geodl {
 // Writes `path` through a temporary file in the same folder, flushed to disk and renamed:
 // a crash at any moment leaves either the old file or the new one. `extra` entries (e.g.
 // optimizer state) are written beside the model. Throws IoError.
+// `what` names the file in messages.
 void saveModelFile(const std::string& path, const ModelInfo& info, SegmentationModelImpl& model,
-                   const std::function<void(torch::serialize::OutputArchive&)>& extra = {});
+                   const std::function<void(torch::serialize::OutputArchive&)>& extra = {},
+                   const std::string& what = "the model file");
 
 struct LoadedModel {
   ModelInfo info;
   SegmentationModel model;  // on the CPU, in eval mode
+  std::vector<std::string> warnings;  // e.g. a file from before weight digests
 };
 
 // Reads a model file (or a training checkpoint). Throws InputError when the file is not a
-// GeoDL model or its weights do not fit its own description.
+// GeoDL model, its weights do not fit its own description, or they differ from the digest
+// written when it was saved ("the file is damaged"); files without a digest load with a
+// warning.
 LoadedModel loadModelFile(const std::string& path,
                           const std::function<void(torch::serialize::InputArchive&)>& extra = {});
 
@@ -34,8 +39,8 @@ std::string weightsDigest(SegmentationModelImpl& model);
 // Initialises `model` from a pretrained file: a GeoDL model file, or a torch.save'd
 // state dict (geo-deep-learning's checkpoints, whose dict has it under 'model', too).
 // Every parameter must be present with the same shape; otherwise InputError names the
-// first that does not fit.
-void loadPretrainedWeights(SegmentationModelImpl& model, const std::string& path);
+// first that does not fit. Returns the warnings (a GeoDL model file without a digest).
+std::vector<std::string> loadPretrainedWeights(SegmentationModelImpl& model, const std::string& path);
 
 // A model for classification: a GeoDL model file, or a TorchScript segmentation module
 // exported from PyTorch with a sidecar file describing it.
@@ -45,6 +50,7 @@ struct Predictor {
   std::function<torch::Tensor(const torch::Tensor&)> forward;
   std::function<void(const torch::Device&)> to;
   bool torchscript = false;
+  std::vector<std::string> warnings;
 };
 
 // `path` is a GeoDL model file, or a TorchScript module (torch.jit.save) whose sidecar

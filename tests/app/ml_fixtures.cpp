@@ -60,7 +60,8 @@ std::string makeStore(const std::string& path, int count, uint64_t seed, int cla
     m.band_std.push_back(std::sqrt(sq[b] / n - (sum[b] / n) * (sum[b] / n)));
   }
   m.crs_wkt = "PROJCS[\"WGS 84 / UTM zone 18N\"]";
-  writer.commit(m);
+  writer.finish(m);
+  writer.commit();
   return path;
 }
 

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -104,6 +105,89 @@ TEST(AtomicFile, StaleTemporariesOfDeadProcessesGoThoseOfLiveOnesStay) {
   // Opening an output does the same for its own destination.
   { AtomicOutput out(dir.file("other.pt")); }
   EXPECT_FALSE(fs::exists(other));
+}
+
+TEST(AtomicFile, NamesUpToTheFileSystemLimitHaveTemporariesWithinIt) {
+  Folder dir;
+  for (size_t length : {200u, 230u, 250u, 255u}) {
+    const std::string name = std::string(length - 4, 'n') + ".gpk";
+    AtomicOutput out(dir.file(name), ".gpkg");
+    EXPECT_LE(fs::path(out.temporary()).filename().string().size() + 8, 255u) << length;  // + "-journal"
+    std::ofstream(out.temporary()) << "layer";
+    std::ofstream(out.temporary() + "-journal") << "side file";
+    out.commit();
+    EXPECT_EQ(read(dir.file(name)), "layer");
+    std::remove((out.temporary() + "-journal").c_str());
+  }
+  // The stale temporaries of a long name are found under its hashed name too.
+  const std::string name = std::string(250, 'x') + ".tif";
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ::waitpid(child, nullptr, 0);
+  const std::string mine = temporaryPathFor(dir.file(name));
+  const std::string stale = mine.substr(0, mine.rfind('-') + 1) + std::to_string(child) + ".tif";
+  std::ofstream(stale) << "half";
+  ASSERT_TRUE(fs::exists(stale));
+  EXPECT_EQ(removeStaleTemporaries(dir.file(name)), 1);
+}
+
+TEST(AtomicFile, AFullDiskIsNamedWithTheFileAndNothingIsReplaced) {
+  // /dev/full fails every write with ENOSPC: the sink keeps going, close() reports it.
+  FileSink sink("/dev/full", "the model file 'm.pt'");
+  EXPECT_EQ(sink.write("0123456789", 10), 10u);
+  try {
+    sink.close();
+    FAIL() << "no error";
+  } catch (const IoError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("cannot write the model file 'm.pt': no space left on the device"), std::string::npos) << m;
+    EXPECT_NE(m.find("free some space there or choose another folder"), std::string::npos) << m;
+  }
+  EXPECT_NE(writeFailureReason("/x/y", EFBIG).find("ulimit -f"), std::string::npos);
+  EXPECT_NE(writeFailureReason(fs::temp_directory_path() / "f", EACCES).find("ermission"), std::string::npos);
+}
+
+TEST(AtomicFile, OutputsFinishedTogetherReplaceNothingUntilAllAreComplete) {
+  Folder dir;
+  writeTextAtomically(dir.file("a.txt"), "old a");
+  writeTextAtomically(dir.file("b.txt"), "old b");
+  {
+    AtomicOutput a(dir.file("a.txt")), b(dir.file("b.txt"));
+    std::ofstream(a.temporary()) << "new a";
+    a.finish();
+    EXPECT_EQ(a.finished(), a.temporary());
+    // b fails before it is finished: neither replaces its old file.
+  }
+  EXPECT_EQ(read(dir.file("a.txt")), "old a");
+  EXPECT_EQ(read(dir.file("b.txt")), "old b");
+  EXPECT_EQ(dir.entries(), (std::vector<std::string>{"a.txt", "b.txt"}));
+  AtomicOutput a(dir.file("a.txt")), b(dir.file("b.txt"));
+  std::ofstream(a.temporary()) << "new a";
+  std::ofstream(b.temporary() + ".made") << "new b";  // a file made from the temporary
+  a.finish();
+  b.finish(b.temporary() + ".made");
+  a.commit();
+  b.commit();
+  EXPECT_EQ(read(dir.file("a.txt")), "new a");
+  EXPECT_EQ(read(dir.file("b.txt")), "new b");
+  EXPECT_EQ(dir.entries(), (std::vector<std::string>{"a.txt", "b.txt"}));
+}
+
+TEST(OutputFolders, AFailedJobLeavesNoEmptyFolderItCreated) {
+  Folder dir;
+  fs::create_directories(dir.path / "existing");
+  {
+    OutputFolders folders;
+    folders.create(dir.file("new/deeper/model"), true);
+    folders.create(dir.file("existing/out.tif"));
+    folders.create(dir.file("kept/out.tif"));
+    EXPECT_TRUE(fs::is_directory(dir.path / "new" / "deeper" / "model"));
+    std::ofstream(dir.file("kept/out.tif")) << "written";
+  }
+  EXPECT_EQ(dir.entries(), (std::vector<std::string>{"existing", "kept"}));
+  OutputFolders folders;
+  std::ofstream(dir.file("file")) << "x";
+  EXPECT_THROW(folders.create(dir.file("file/out.tif")), IoError);  // a file in the way
 }
 
 TEST(SubProgress, MapsItsRangeOntoTheParentAndPassesCancelAndLog) {

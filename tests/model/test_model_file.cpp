@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "app/train.h"
+#include "app/train_checkpoint.h"
 #include "base/errors.h"
 #include "model/model_file.h"
 #include "core/test_support.h"
@@ -78,6 +79,98 @@ TEST(ModelFile, RoundTripKeepsWeightsMetadataAndOutputs) {
   expectErrorContaining([&] { loadModelFile(dir.path("empty.pt")); }, "is an empty file, not a model file");
   expectErrorContaining([&] { modelInfoFromJson(R"({"format":"geodl-model","format_version":1})"); },
                         "has no 'model_name'");
+}
+
+// A small model and its description.
+ModelInfo smallInfo(const ModelSpec& spec) {
+  ModelInfo info;
+  info.engine_version = "9.9";
+  info.model_name = "unetsmall";
+  info.spec = spec;
+  info.sample_size = 32;
+  info.data_type = "Byte";
+  info.band_mean.assign(size_t(spec.bands), 0.0);
+  info.band_std.assign(size_t(spec.bands), 1.0);
+  for (int c = 0; c < spec.classes; ++c) info.classes.push_back({c, "c" + std::to_string(c), "#000000"});
+  return info;
+}
+
+// Flips one bit in the first copy of `t`'s bytes in the file, as a bad copy would.
+void flipABitOf(const std::string& path, const torch::Tensor& t) {
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const torch::Tensor c = t.detach().contiguous();
+  const std::string pattern(static_cast<const char*>(c.data_ptr()), 64);
+  const size_t at = bytes.find(pattern);
+  ASSERT_NE(at, std::string::npos) << "the tensor's bytes are not in " << path;
+  bytes[at + 13] = char(bytes[at + 13] ^ 0x10);
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+TEST(ModelFile, AFlippedWeightBitIsRefusedAsDamagedAndOldFilesLoadWithAWarning) {
+  TempDir dir;
+  ModelSpec spec = modelSpecFromName("unetsmall");
+  spec.bands = 3;
+  spec.classes = 2;
+  torch::manual_seed(5);
+  auto model = makeModel(spec);
+  const ModelInfo info = smallInfo(spec);
+  const std::string path = dir.path("m.pt"), damaged = dir.path("damaged.pt"), old = dir.path("old.pt");
+  saveModelFile(path, info, *model);
+  EXPECT_TRUE(loadModelFile(path).warnings.empty());
+  fs::copy_file(path, damaged);
+  flipABitOf(damaged, model->named_parameters().begin()->value());
+  expectErrorContaining([&] { loadModelFile(damaged); }, "is damaged: its weights differ from the digest");
+  expectErrorContaining([&] { loadPredictor(damaged); }, "copy it again from its source, or train again");
+  auto other = makeModel(spec);
+  expectErrorContaining([&] { loadPretrainedWeights(*other, damaged); }, "is damaged");
+
+  // A file from before digests (the same archive without one) loads, with a warning.
+  torch::serialize::OutputArchive archive, weights;
+  model->save(weights);
+  archive.write("model", weights);
+  archive.write("geodl_metadata", c10::IValue(toJson(info)));
+  archive.save_to(old);
+  const LoadedModel loaded = loadModelFile(old);
+  EXPECT_EQ(weightsDigest(*loaded.model), weightsDigest(*model));
+  ASSERT_EQ(loaded.warnings.size(), 1u);
+  EXPECT_NE(loaded.warnings[0].find("was written before model files carried a digest"), std::string::npos);
+  EXPECT_EQ(loadPredictor(old).warnings, loaded.warnings);
+}
+
+TEST(ModelFile, ACheckpointWithDamagedOptimizerStateIsRefusedOnResume) {
+  TempDir dir;
+  ModelSpec spec = modelSpecFromName("unetsmall");
+  spec.bands = 3;
+  spec.classes = 2;
+  torch::manual_seed(6);
+  auto model = makeModel(spec);
+  torch::optim::Adam adam(model->parameters(), torch::optim::AdamOptions(1e-3));
+  model->train();
+  const auto x = torch::randn({2, 3, 32, 32});
+  const auto y = torch::randint(0, 2, {2, 32, 32}, torch::kLong);
+  torch::nn::functional::cross_entropy(model->forward(x), y).backward();
+  adam.step();
+  RunState state;
+  state.seed = 6;
+  state.batch_size = 2;
+  const std::string path = dir.path("last_checkpoint.pt");
+  saveCheckpoint(path, smallInfo(spec), *model, adam, state);
+
+  auto restore = [&](const std::string& file) {
+    Checkpoint c = loadCheckpoint(file);
+    auto target = makeModel(spec);
+    torch::optim::Adam optimizer(target->parameters(), torch::optim::AdamOptions(1e-3));
+    restoreCheckpoint(c, *target, optimizer, torch::Device(torch::kCPU));
+    return weightsDigest(*target);
+  };
+  EXPECT_EQ(restore(path), weightsDigest(*model));
+  // Adam's first moment of the first parameter, one bit flipped.
+  const torch::Tensor first = adam.param_groups().front().params().front();
+  const auto& moments = static_cast<torch::optim::AdamParamState&>(
+      *adam.state().at(c10::guts::to_string(first.unsafeGetTensorImpl())));
+  flipABitOf(path, moments.exp_avg());
+  expectErrorContaining([&] { restore(path); }, "the checkpoint is damaged: its optimizer state differs");
 }
 
 TEST(ModelFile, GeoDeepLearningCheckpointLoadsAsPretrainedWeights) {
