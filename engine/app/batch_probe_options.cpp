@@ -1,5 +1,6 @@
 #include "app/batch_probe_options.h"
 
+#include "app/create_samples.h"
 #include "app/shared_options.h"
 
 namespace geodl {
@@ -9,7 +10,7 @@ const OptionTable<BatchProbeOptions>& batchProbeOptionTable() {
   static const OptionTable<O> table = {
       modelOption(option("model", &O::model)),
       option("sample_size", &O::sample_size)
-          .range(8, 100000).cli("sample-size").qgis("SAMPLE_SIZE")
+          .range(kMinSampleSize, kMaxSampleSize).cli("sample-size").qgis("SAMPLE_SIZE")
           .describe(GEODL_TR("Sample size (pixels)"),
                     GEODL_TR("Height and width of the samples in pixels, typically 256.")),
       option("bands", &O::bands)

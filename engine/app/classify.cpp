@@ -193,6 +193,27 @@ std::vector<std::vector<int>> windowsToCompute(const TilePlan& plan, const Pixel
 
 }  // namespace
 
+void checkRuns(const std::vector<ClassifyOptions>& runs) {
+  if (runs.size() < 2) return;  // classify() checks a single run itself
+  std::vector<JobFile> outputs, inputs;
+  std::vector<JobOutput> typed;
+  for (const auto& run : runs) {
+    const std::string of = " of '" + run.input + "'";
+    for (const JobOutput& out : {JobOutput{"the class raster" + of, run.output, FileKind::GeoTiff},
+                                 JobOutput{"the probability raster" + of, run.probabilities, FileKind::GeoTiff},
+                                 JobOutput{"the polygon file" + of, run.polygons, FileKind::GeoPackage}}) {
+      outputs.push_back({out.role, out.path});
+      typed.push_back(out);
+    }
+    inputs.push_back({"the input raster '" + run.input + "'", run.input});
+  }
+  inputs.push_back({"the model file", runs.front().model_path});
+  inputs.push_back({"the mask", runs.front().mask});
+  checkOutputsSpareInputs(outputs, inputs);
+  checkReplaceableOutputs(typed);
+  for (const auto& run : runs) io::RasterReader check(run.input);  // throws naming the file
+}
+
 ClassifyResult classify(const ClassifyOptions& o, Progress& progress) {
   CpuMemoryScope memory;  // reused blocks for the batches of windows
   if (o.output.empty()) throw InputError("no output raster given");

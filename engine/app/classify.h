@@ -69,8 +69,14 @@ struct ClassifyJob {
 };
 
 // The options of each raster of the job, outputs named. Throws InputError when the job has
-// no raster, no model or no output, or one output for several rasters.
+// no raster, no model or no output, or one output for several rasters; every run is
+// checked before the first starts (checkRuns).
 std::vector<ClassifyOptions> classifyRuns(const ClassifyJob& job);
+
+// Several runs (a CSV or a folder of rasters), checked whole before the first is classified:
+// every raster opens, no output is another run's input or output (two rasters of one name in
+// different folders), and each existing output is of its own kind. Throws naming the file.
+void checkRuns(const std::vector<ClassifyOptions>& runs);
 
 // Every option of the classification job: config key, flag, QGIS parameter, range, help.
 const OptionTable<ClassifyJob>& classifyOptionTable();

@@ -81,6 +81,7 @@ std::vector<ClassifyOptions> classifyRuns(const ClassifyJob& job) {
     if (one.polygons.empty() && job.polygons) one.polygons = stem + "_polygons.gpkg";
     runs.push_back(one);
   }
+  checkRuns(runs);
   return runs;
 }
 

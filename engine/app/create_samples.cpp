@@ -115,6 +115,11 @@ Rasters openRasters(const SampleOptions& options) {
                        " bands but number_of_bands is " + std::to_string(options.bands) +
                        "; set number_of_bands to " + std::to_string(info.bands) +
                        " or use a raster with " + std::to_string(options.bands) + " bands");
+    if (std::min(info.width, info.height) < kMinSampleSize)
+      throw InputError("the raster '" + s.raster + "' (" + std::to_string(info.width) + " x " +
+                       std::to_string(info.height) + " pixels) is smaller than the smallest sample (" +
+                       std::to_string(kMinSampleSize) + " x " + std::to_string(kMinSampleSize) +
+                       "): no sample can be cut from it; remove it from the CSV or give a larger raster");
     if (info.width < S || info.height < S)
       throw InputError("the sample size (" + std::to_string(S) + ") is larger than the raster '" +
                        s.raster + "' (" + std::to_string(info.width) + " x " +

@@ -25,6 +25,9 @@ enum class SplitMode {
   ValidationPolygons,  // windows inside validation_vector's polygons go to val
 };
 
+// The sample sizes the option tables accept (the networks need at least 8 pixels).
+constexpr int kMinSampleSize = 8, kMaxSampleSize = 100000;
+
 struct SampleOptions {
   std::vector<SampleSource> sources;
   std::string output_folder;  // {trn,val,tst}_samples.hdf5 go here (created if missing)

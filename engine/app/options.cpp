@@ -102,7 +102,7 @@ std::string describeExpected(const OptionInfo& info) {
 OptionInput parseOption(const OptionInfo& info, const OptionValue& value) {
   const auto fail = [&](const std::string& shown) -> InputError {
     return InputError(value.origin + " has the value '" + shown + "', which is not " +
-                      describeExpected(info));
+                      describeExpected(info) + "; give such a value");
   };
   std::string joined;
   for (const auto& item : value.items) joined += (joined.empty() ? "" : ", ") + item;

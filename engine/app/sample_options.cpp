@@ -104,7 +104,7 @@ OptionTable<O> sourceOptions() {
 OptionTable<O> windowOptions() {
   return {
       option("sample_size", &O::sample_size)
-          .range(8, 100000).config("global.samples_size").cli("samples-size").qgis("SAMPLE_SIZE")
+          .range(kMinSampleSize, kMaxSampleSize).config("global.samples_size").cli("samples-size").qgis("SAMPLE_SIZE")
           .describe(GEODL_TR("Sample size (pixels)"),
                     GEODL_TR("Height and width of the samples in pixels, typically 256.")),
       option("stride", &O::stride)

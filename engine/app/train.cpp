@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "app/batch_loader.h"
+#include "app/create_samples.h"
 #include "app/train_checkpoint.h"
 #include "app/train_report.h"
 #include "base/atomic_file.h"
@@ -202,6 +203,14 @@ ModelSpec checkedSpec(const TrainOptions& options, const io::StoreContents& trn,
                      " px, " + std::to_string(vm.num_classes) + " classes) does not match the training store (" +
                      std::to_string(tm.bands) + " bands, " + std::to_string(tm.sample_size) + " px, " +
                      std::to_string(spec.classes) + " classes); create both in one `geodl samples` run");
+  if (!vm.data_type.empty() && !tm.data_type.empty() && vm.data_type != tm.data_type)
+    throw InputError("the training store holds " + tm.data_type + " pixels and the validation store " + vm.data_type +
+                     ": the normalization learnt on the one would be wrong for the other; create both in one "
+                     "`geodl samples` run, from rasters of one data type");
+  if (tm.sample_size < kMinSampleSize)
+    throw InputError("the training store's samples are " + std::to_string(tm.sample_size) + " pixels, under the " +
+                     std::to_string(kMinSampleSize) + " the networks need; create samples of at least " +
+                     std::to_string(kMinSampleSize) + " pixels");
   spec.checkpoint = spec.checkpoint || options.checkpoint;
   spec.dropout = options.dropout;
   spec.dropout_probability = options.dropout_probability;

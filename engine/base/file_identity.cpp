@@ -1,6 +1,9 @@
 #include "base/file_identity.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <climits>
 
 #include <filesystem>
 
@@ -56,7 +59,24 @@ std::vector<std::string> checkReplaceableOutputs(const std::vector<JobOutput>& o
   return replaced;
 }
 
+void checkOutputNames(const std::vector<JobOutput>& outputs) {
+  for (const auto& out : outputs) {
+    if (out.path.empty()) continue;
+    const std::filesystem::path path = std::filesystem::absolute(out.path);
+    std::filesystem::path folder = path.parent_path();
+    while (!folder.empty() && !std::filesystem::exists(folder) && folder != folder.parent_path()) folder = folder.parent_path();
+    const long limit = ::pathconf(folder.c_str(), _PC_NAME_MAX);
+    const size_t most = limit > 0 ? size_t(limit) : size_t(NAME_MAX);
+    const std::string name = path.filename().string();
+    if (name.size() > most)
+      throw InputError("the name of " + out.role + " ('" + name.substr(0, 40) + "...') is " +
+                       std::to_string(name.size()) + " bytes, more than the " + std::to_string(most) +
+                       " its file system allows; choose a shorter name");
+  }
+}
+
 std::vector<std::string> checkJobFiles(const std::vector<JobOutput>& outputs, const std::vector<JobFile>& inputs) {
+  checkOutputNames(outputs);
   std::vector<JobFile> files;
   for (const auto& out : outputs) files.push_back({out.role, out.path});
   checkOutputsSpareInputs(files, inputs);

@@ -35,7 +35,11 @@ struct JobOutput {
 // where a GeoTIFF goes, a model where the report goes), is refused with InputError.
 std::vector<std::string> checkReplaceableOutputs(const std::vector<JobOutput>& outputs);
 
-// What every job does with its files before it writes any: both checks above, then the stale
+// Throws InputError when an output's name is longer than its file system allows (255 bytes
+// on most): derived names (NAME_probabilities.tif) can pass it when the given one does not.
+void checkOutputNames(const std::vector<JobOutput>& outputs);
+
+// What every job does with its files before it writes any: the checks above, then the stale
 // temporaries a killed run left beside each output are removed. Returns the log lines of the
 // outputs that will be replaced.
 std::vector<std::string> checkJobFiles(const std::vector<JobOutput>& outputs, const std::vector<JobFile>& inputs);

@@ -146,14 +146,18 @@ YAML::Node lookup(const YAML::Node& config, const std::string& key, const std::s
 
 YAML::Node loadConfig(const std::string& path) {
   std::ifstream file(path);
-  if (!file) throw IoError("cannot read the config file '" + path + "'");
+  if (!file)
+    throw IoError("cannot read the config file '" + path + "': " +
+                  (std::filesystem::exists(path) ? std::string("no permission, or it is a folder; give a readable YAML file")
+                                                 : std::string("it does not exist; check the path")));
   YAML::Node config;
   try {
     config = resolveMerges(YAML::Load(file));
   } catch (const YAML::ParserException& e) {
     throw InputError("the config file '" + path + "' is not valid YAML: line " +
                      std::to_string(e.mark.line + 1) + ", column " +
-                     std::to_string(e.mark.column + 1) + ": " + e.msg);
+                     std::to_string(e.mark.column + 1) + ": " + e.msg + "; fix it there (an editor with YAML "
+                     "highlighting shows where)");
   }
   if (!config || config.IsNull())
     throw InputError("the config file '" + path + "' is empty; it needs sections such as global, "

@@ -413,6 +413,9 @@ int runReportingErrors(const std::function<int()>& run) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // First: a SIGTERM from here on stops the job cleanly (before main, while the libraries
+  // load, nothing can be done and nothing has been written).
+  geodl::cli::installInterruptHandler();
   CLI::App app{std::string("GeoDL ") + geodl::metadata::kVersion + ": deep learning for geospatial imagery"};
   app.set_version_flag("--version", std::string("geodl ") + geodl::metadata::kVersion);
   app.require_subcommand(1);
@@ -440,7 +443,6 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? kOk : kUsage;
   }
-  geodl::cli::installInterruptHandler();
   for (const auto& s : subcommands)
     if (*s.command) return runReportingErrors(s.run);
   return kOk;

@@ -8,6 +8,7 @@
 
 #include "base/atomic_file.h"
 #include "base/errors.h"
+#include "base/file_kind.h"
 
 namespace geodl::io {
 
@@ -47,8 +48,26 @@ Dataset openDataset(const std::string& path, unsigned flags, const std::string& 
   CPLErrorReset();
   auto* ds = static_cast<GDALDataset*>(
       GDALOpenEx(path.c_str(), flags | GDAL_OF_READONLY, nullptr, nullptr, nullptr));
-  if (!ds) throw IoError(gdalMessage("cannot open the " + what + " '" + path + "'"));
-  return Dataset(ds);
+  if (ds) return Dataset(ds);
+  const std::string gdal = CPLGetLastErrorMsg();
+  const std::string head = "cannot open the " + what + " '" + path + "': ";
+  const FileKind kind = fileKind(path);
+  switch (kind) {
+    case FileKind::Missing:
+      throw IoError(head + "it does not exist; check the path (a path in a CSV is relative to the CSV's folder)");
+    case FileKind::Folder:
+    case FileKind::Empty:
+    case FileKind::ZipArchive:
+    case FileKind::Hdf5:
+      throw IoError(head + "it is " + describeFileKind(kind) + ", not a " + what);
+    case FileKind::GeoTiff:
+    case FileKind::GeoPackage:
+      throw IoError(head + "it is " + describeFileKind(kind) + " that GDAL cannot open as a " + what +
+                    (gdal.empty() ? std::string() : " (" + gdal + ")") + "; give a " + what + ", or check that it is complete");
+    default:
+      throw IoError(head + (gdal.empty() ? std::string("GDAL cannot read it") : gdal) +
+                    "; check that it is a " + what + " GDAL reads, and that it is complete");
+  }
 }
 }  // namespace
 

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "base/errors.h"
+#include "base/file_kind.h"
 #include "io/gdal_util.h"
 
 namespace geodl::io {
@@ -22,7 +23,10 @@ RasterReader::RasterReader(const std::string& path) : impl_(std::make_unique<Imp
   info_.width = ds->GetRasterXSize();
   info_.height = ds->GetRasterYSize();
   info_.bands = ds->GetRasterCount();
-  if (info_.bands < 1) throw InputError("the raster '" + path + "' has no band");
+  if (info_.bands < 1)
+    throw InputError(fileKind(path) == FileKind::Hdf5
+                         ? "'" + path + "' is " + describeFileKind(FileKind::Hdf5) + ", not a raster; give the raster the samples were cut from"
+                         : "the raster '" + path + "' has no band (a container of subdatasets?); give one of its rasters");
   if (ds->GetGeoTransform(info_.geotransform.data()) != CE_None)
     info_.geotransform = {0, 1, 0, 0, 0, 1};
   if (const OGRSpatialReference* srs = ds->GetSpatialRef()) {

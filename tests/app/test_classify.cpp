@@ -391,8 +391,14 @@ TEST(Classify, BadInputIsRefusedAndNothingIsWritten) {
   o = options(dir, input, "out.tif");
   o.overlap = 50;
   fails(o, "not larger than twice the overlap");
-  o = options(dir, input, "no_folder/out.tif");
-  fails(o, "cannot create");
+  std::ofstream(dir.path("a_file")) << "in the way";
+  o = options(dir, input, "a_file/out.tif");
+  fails(o, "cannot create the output folder");
+  // A missing folder is created, and removed again when the run fails.
+  o = options(dir, input, "new/deeper/out.tif");
+  o.overlap = 50;
+  fails(o, "not larger than twice the overlap");
+  EXPECT_FALSE(fs::exists(dir.path("new")));
   o = options(dir, input, "out.tif");
   CancelAfter cancel;
   EXPECT_THROW(classify(o, cancel), Cancelled);

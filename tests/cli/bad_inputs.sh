@@ -1,0 +1,183 @@
+#!/usr/bin/env bash
+# Bad inputs, one case per class of issue 12 and the older ones: each case asserts the exit
+# code, a keyword of the message, that the inputs are byte-identical (digests) and that the
+# outputs folder holds exactly what it held before. With qgis_process, the same classes
+# through the Processing algorithms. Prints the figures: cases, crashes (a signal), hangs
+# (over 120 s), leftovers, inputs changed, and messages that name a fix.
+# Usage: bad_inputs.sh GEODL SCENE WORKDIR [PLUGIN_DIR]
+set -uo pipefail
+geodl=$(realpath "$1") scene=$(realpath "$2") work=$3 plugin_dir=${4:+$(realpath "$4")}
+here=$(dirname "$(realpath "$0")")
+rm -rf "$work" && mkdir -p "$work/in" "$work/out"
+work=$(realpath "$work")
+in=$work/in out=$work/out
+cd "$in" || exit 1
+
+# The inputs: the scene, a store, a model with its checkpoint, and damaged or odd copies.
+cp "$scene"/scene_*.tif "$scene"/scene_*.gpkg "$scene/scene.csv" "$scene/config.yaml" .
+cp -r "$scene/samples" samples
+"$geodl" -q train config.yaml --samples-size 64 --epochs 1 --batch-size 4 --threads 2 --output-path model \
+  > /dev/null 2>&1 || { echo "setup: training failed"; exit 1; }
+/usr/bin/python3 - <<'PY' || { echo "setup failed"; exit 1; }
+import os, shutil
+from osgeo import gdal
+data = bytearray(open('model/model.pt', 'rb').read())
+# One bit flipped in the middle of the largest record (the weights).
+data[len(data) // 2] ^= 0x10
+open('flipped.pt', 'wb').write(data)
+open('cut_checkpoint.pt', 'wb').write(open('model/last_checkpoint.pt', 'rb').read()[:100000])
+open('garbage.hdf5', 'wb').write(b'\x89HDF\r\n\x1a\n' + os.urandom(3000))
+open('cut.hdf5', 'wb').write(open('samples/trn_samples.hdf5', 'rb').read()[:5000])
+open('empty.yaml', 'w').close()
+open('list.yaml', 'w').write('- a\n- b\n')
+shutil.copy('samples/trn_samples.hdf5', 'store.pt')
+open('broken.yaml', 'w').write('global: [unclosed\n')
+open('samples_1e9.yaml', 'w').write(open('config.yaml').read().replace('samples_size: 128', 'samples_size: 1e9'))
+gdal.Translate('float.tif', 'scene_val.tif', outputType=gdal.GDT_Float32)
+gdal.Translate('tiny.tif', 'scene_val.tif', srcWin=[0, 0, 1, 1])
+shutil.copy('scene_val.tif', 'c_probabilities.tif')
+open('tiny.csv', 'w').write('tiny.tif,scene_val_labels.gpkg,class,trn\ntiny.tif,scene_val_labels.gpkg,class,val\n')
+open('float.csv', 'w').write('float.tif,scene_val_labels.gpkg,class,val\nscene_trn.tif,scene_trn_labels.gpkg,class,trn\n')
+open('missing.csv', 'w').write('scene_val.tif\nnot_there.tif\n')
+open('bad.csv', 'w').write('scene_trn.tif;scene_trn_labels.gpkg\n')
+PY
+"$geodl" -q samples config.yaml --prep-csv-file float.csv --samples-size 64 --data-path float_store \
+  > /dev/null 2>&1 || { echo "setup: the Float32 store failed"; exit 1; }
+mkdir -p a b && cp scene_val.tif a/x.tif && cp scene_val.tif b/x.tif
+ln -s scene_val.tif link.tif
+printf 'a/x.tif\nb/x.tif\n' > same_names.csv
+
+long=$(printf 'n%.0s' $(seq 1 240))
+model=$in/model/model.pt
+cases=0 failures=0 crashes=0 hangs=0 leftovers=0 changed=0 with_fix=0
+fix_words='check|give|use|set|choose|lower|raise|create|remove|train|copy|run|free|declare|turn|add|fix|rename|make|install|delete|move|convert|point'
+# QGIS writes band statistics to NAME.aux.xml beside a raster it loads as a layer (any
+# algorithm's input, e.g. gdal:cliprasterbyextent's): those sidecars are QGIS's, not
+# GeoDL's, and are left out for the qgis_process cases (qgis=1).
+digests() { (cd "$work" && find in out \( -type f -o -type l \) | sort |
+  { if [ "${qgis:-}" = 1 ]; then grep -v '\.aux\.xml$'; else cat; fi; } | xargs -d '\n' sha256sum 2>/dev/null); }
+listing() { (cd "$out" && find . | sort); }
+
+# case NAME CODE KEYWORD COMMAND...: the exit code, the keyword, nothing written, inputs intact.
+case_() {
+  local name=$1 want=$2 keyword=$3; shift 3
+  local before; before=$(digests)
+  local before_out; before_out=$(listing)
+  timeout 120 "$@" > "$work/$name.log" 2>&1
+  local code=$?
+  cases=$((cases + 1))
+  local problem=""
+  if [ $code = 124 ]; then hangs=$((hangs + 1)); problem="hang"; fi
+  if [ $code -ge 128 ] && [ $code != 124 ]; then crashes=$((crashes + 1)); problem="crash (signal $((code - 128)))"; fi
+  [ -z "$problem" ] && [ "$code" != "$want" ] && problem="exit code $code, expected $want"
+  [ -z "$problem" ] && ! grep -qiF -- "$keyword" "$work/$name.log" && problem="no '$keyword' in the message"
+  if [ "$(listing)" != "$before_out" ]; then leftovers=$((leftovers + 1)); problem="$problem; left in out: $(listing | tr '\n' ' ')"; fi
+  if [ "$(digests | grep -v '^[0-9a-f]* *out/')" != "$(echo "$before" | grep -v '^[0-9a-f]* *out/')" ]; then
+    changed=$((changed + 1)); problem="$problem; an input changed"
+  fi
+  # The message: GeoDL's error lines, or all the output (CLI11's own errors).
+  local message; message=$(grep -E "error|ERROR" "$work/$name.log")
+  [ -z "$message" ] && message=$(cat "$work/$name.log")
+  echo "$message" | grep -qiE "$fix_words" && with_fix=$((with_fix + 1))
+  message=$(echo "$message" | head -1)
+  if [ -n "$problem" ]; then
+    failures=$((failures + 1))
+    echo "FAIL $name: $problem"; tail -3 "$work/$name.log" | sed 's/^/    /'
+  else
+    echo "ok   $name ($code): ${message:0:150}"
+  fi
+}
+
+g=("$geodl" -q)
+cls=("${g[@]}" classify --threads 2)  # cases add --model
+# Data loss: no output replaces an input, however spelt; nor a file of another kind.
+case_ output_is_input 3 "never writes over a file the job reads" "${cls[@]}" --model "$model" --input scene_val.tif --output scene_val.tif
+case_ output_is_input_dotdot 3 "never writes over a file the job reads" "${cls[@]}" --model "$model" --input scene_val.tif --output "$in/a/../scene_val.tif"
+case_ output_is_input_symlink 3 "never writes over a file the job reads" "${cls[@]}" --model "$model" --input scene_val.tif --output link.tif
+case_ probabilities_name_is_input 3 "never writes over a file the job reads" "${cls[@]}" --model "$model" --input c_probabilities.tif --output c.tif --probabilities
+case_ output_over_geopackage 3 "GeoPackage" "${cls[@]}" --model "$model" --input scene_val.tif --output scene_val_labels.gpkg
+case_ output_is_model 3 "never writes over a file the job reads" "${cls[@]}" --model "$model" --input scene_val.tif --output "$model"
+case_ output_over_another_model 3 "does not replace it" "${cls[@]}" --model "$model" --input scene_val.tif --output flipped.pt
+case_ footprint_is_labels 3 "never writes over a file the job reads" "${g[@]}" samples config.yaml --samples-size 64 --data-path "$out/s" \
+  --footprint scene_trn_labels.gpkg
+case_ two_rasters_one_output 3 "are the same file" "${cls[@]}" --model "$model" --img-csv-file same_names.csv --working-folder "$out/c"
+case_ train_model_is_pretrained 3 "never writes over a file the job reads" "${g[@]}" train config.yaml --samples-size 64 --epochs 1 --batch-size 4 \
+  --output-path model --pretrained model/model.pt
+# Absurd values: a range in plain numbers, before anything is allocated or started.
+case_ window_100000 3 "window" "${cls[@]}" --model "$model" --input scene_val.tif --output "$out/c.tif" --window 100000
+case_ threads_100000 2 "from 0 to" "${cls[@]}" --model "$model" --input scene_val.tif --output "$out/c.tif" --threads 100000
+case_ threads_negative 2 "is not a whole number from 0 to" "${cls[@]}" --model "$model" --input scene_val.tif --output "$out/c.tif" --threads -1
+case_ batch_lots 2 "is not a whole number" "${g[@]}" train config.yaml --batch-size lots --output-path "$out/m"
+case_ overlap_60 2 "from 0 to 49" "${cls[@]}" --model "$model" --input scene_val.tif --output "$out/c.tif" --overlap 60
+case_ samples_size_1e9 3 "not a whole number from 8 to 100000" "${g[@]}" samples samples_1e9.yaml --data-path "$out/s"
+case_ samples_size_flag 2 "from 8 to 100000" "${g[@]}" samples config.yaml --samples-size 1000000000 --data-path "$out/s"
+case_ raster_1x1 3 "smaller than the smallest sample" "${g[@]}" samples config.yaml --prep-csv-file tiny.csv --data-path "$out/s"
+case_ sample_bigger_than_raster 3 "use a sample size of at most 256" "${g[@]}" samples config.yaml --samples-size 300 --data-path "$out/s"
+# Damaged and wrong files: the message names what the file is.
+case_ flipped_weights 3 "is damaged" "${cls[@]}" --input scene_val.tif --output "$out/c.tif" --model flipped.pt
+case_ store_as_model 3 "is a sample store" "${cls[@]}" --input scene_val.tif --output "$out/c.tif" --model samples/trn_samples.hdf5
+case_ folder_as_model 3 "is a folder" "${cls[@]}" --input scene_val.tif --output "$out/c.tif" --model samples
+case_ missing_model 3 "cannot read the model file" "${cls[@]}" --input scene_val.tif --output "$out/c.tif" --model nothing.pt
+case_ config_as_model 3 "not a model file" "${cls[@]}" --input scene_val.tif --output "$out/c.tif" --model config.yaml
+case_ garbage_hdf5_info 4 "damaged or truncated" "${g[@]}" info garbage.hdf5
+case_ truncated_hdf5_info 4 "damaged or truncated" "${g[@]}" info cut.hdf5
+case_ truncated_store_train 3 "damaged or truncated" "${g[@]}" train --train-store cut.hdf5 \
+  --val-store samples/val_samples.hdf5 --output-path "$out/m" --epochs 1
+mkdir -p "$out/r" && cp cut_checkpoint.pt "$out/r/last_checkpoint.pt"
+case_ truncated_checkpoint_resume 3 "cannot resume from the checkpoint" "${g[@]}" train config.yaml --samples-size 64 \
+  --epochs 2 --batch-size 4 --output-path "$out/r" --resume
+case_ nothing_to_resume 3 "nothing to resume" "${g[@]}" train config.yaml --samples-size 64 --epochs 2 --batch-size 4 \
+  --output-path "$out/none" --resume
+case_ store_as_raster 3 "not a raster" "${cls[@]}" --model "$model" --input samples/trn_samples.hdf5 --output "$out/c.tif"
+case_ vector_as_raster 4 "cannot open as a raster" "${cls[@]}" --model "$model" --input scene_val_labels.gpkg --output "$out/c.tif"
+case_ raster_as_mask 4 "cannot open as a vector" "${cls[@]}" --model "$model" --input scene_val.tif --output "$out/c.tif" --mask scene_val.tif
+case_ byte_and_float_stores 3 "holds Byte pixels and the validation store Float32" "${g[@]}" train \
+  --train-store samples/trn_samples.hdf5 --val-store float_store/samples/val_samples.hdf5 --output-path "$out/m" --epochs 1
+case_ store_sample_size 3 "samples_size" "${g[@]}" train config.yaml --samples-size 128 --epochs 1 --output-path "$out/m"
+# Config files and CSVs.
+case_ unknown_subcommand 2 "unknown subcommand 'frobnicate'" "${g[@]}" frobnicate
+case_ empty_config 3 "is empty" "${g[@]}" samples empty.yaml
+case_ list_config 3 "but a list" "${g[@]}" samples list.yaml
+case_ broken_yaml 3 "broken.yaml" "${g[@]}" samples broken.yaml
+case_ missing_config 4 "does not exist" "${g[@]}" samples config.yml
+case_ csv_missing_raster 4 "not_there.tif" "${cls[@]}" --model "$model" --img-csv-file missing.csv --working-folder "$out/c"
+case_ csv_malformed 3 "bad.csv" "${g[@]}" samples config.yaml --prep-csv-file bad.csv --data-path "$out/s"
+case_ missing_store 3 "create it with \`geodl samples\`" "${g[@]}" train config.yaml --data-path "$out/nowhere"
+case_ unknown_model 3 "not one of unet, unetsmall" "${g[@]}" train config.yaml --model resnet --output-path "$out/m"
+case_ long_derived_name 3 "choose a shorter name" "${cls[@]}" --model "$model" --input scene_val.tif --output "$out/$long.tif" --probabilities
+case_ output_in_a_file 4 "Not a directory" "${cls[@]}" --model "$model" --input scene_val.tif --output "$in/scene.csv/c.tif"
+
+# The same classes through the Processing algorithms (qgis_process, the QGIS desktop's code).
+if [ -n "$plugin_dir" ]; then
+  export HOME=$work/home QT_QPA_PLATFORM=offscreen XDG_RUNTIME_DIR=$work/home
+  mkdir -p "$HOME"
+  chmod 700 "$HOME"
+  /usr/bin/python3 "$here/../../scripts/register-qgis-plugin.py" "$plugin_dir" \
+    "$HOME/.local/share/QGIS/QGIS3/profiles/default/QGIS/QGIS3.ini" > /dev/null
+  q=(qgis_process.bin run)
+  qgis=1
+  case_ qgis_output_is_input 1 "never writes over a file the job reads" "${q[@]}" geodl:classify --INPUT="$in/scene_val.tif" --MODEL="$model" \
+    --OUTPUT="$in/scene_val.tif"
+  case_ qgis_footprint_is_labels 1 "never writes over a file the job reads" "${q[@]}" geodl:createsamples --INPUT="$in/scene_trn.tif" \
+    --VECTOR="$in/scene_trn_labels.gpkg" --FIELD=class --SAMPLE_SIZE=64 --OUTPUT_FOLDER="$out/s" \
+    --FOOTPRINT="$in/scene_trn_labels.gpkg"
+  case_ qgis_flipped_weights 1 "is damaged" "${q[@]}" geodl:classify --INPUT="$in/scene_val.tif" --MODEL="$in/flipped.pt" \
+    --OUTPUT="$out/c.tif"
+  case_ qgis_store_as_model 1 "is a sample store" "${q[@]}" geodl:classify --INPUT="$in/scene_val.tif" \
+    --MODEL="$in/store.pt" --OUTPUT="$out/c.tif"
+  case_ qgis_window_100000 1 "window" "${q[@]}" geodl:classify --INPUT="$in/scene_val.tif" --MODEL="$model" \
+    --WINDOW=100000 --OUTPUT="$out/c.tif"
+  case_ qgis_threads_100000 1 "THREADS" "${q[@]}" geodl:classify --INPUT="$in/scene_val.tif" --MODEL="$model" \
+    --THREADS=100000 --OUTPUT="$out/c.tif"
+  case_ qgis_raster_1x1 1 "smaller than the smallest sample" "${q[@]}" geodl:createsamples --INPUT="$in/tiny.tif" \
+    --VECTOR="$in/scene_val_labels.gpkg" --FIELD=class --SAMPLE_SIZE=64 --OUTPUT_FOLDER="$out/s" \
+    --FOOTPRINT="$out/s/footprint.gpkg"
+  case_ qgis_truncated_store 1 "damaged or truncated" "${q[@]}" geodl:train --TRAINING_STORE="$in/cut.hdf5" \
+    --VALIDATION_STORE="$in/samples/val_samples.hdf5" --MODEL=1 --EPOCHS=1 --OUTPUT_MODEL="$out/m/model.pt"
+  case_ qgis_byte_and_float_stores 1 "Float32" "${q[@]}" geodl:train --TRAINING_STORE="$in/samples/trn_samples.hdf5" \
+    --VALIDATION_STORE="$in/float_store/samples/val_samples.hdf5" --MODEL=1 --EPOCHS=1 --OUTPUT_MODEL="$out/m/model.pt"
+fi
+
+echo "bad inputs: $cases cases, $failures failed; crashes $crashes, hangs $hangs, leftovers $leftovers," \
+     "inputs changed $changed; messages naming a fix: $with_fix of $cases"
+[ $failures = 0 ]
