@@ -95,4 +95,4 @@ if [ -n "$plugin_dir" ]; then
     --VALIDATION_STORE="$scene/samples/val_samples.hdf5" --MODEL=1 --EPOCHS=1 --BATCH_SIZE=4 --THREADS=2 \
     --OUTPUT_MODEL="$disk/model/model.pt"
 fi
-echo "disk full: $cases cases, each exit code as expected, the disk as before"
+echo "disk full: $cases cases, each with its exit code and message, no temporary left, the previous outputs intact"
