@@ -898,5 +898,9 @@ Rapport : %2</translation>
         <source>The layer of the ground truth (default: the first); QGIS sets it.</source>
         <translation>La couche de la vérité terrain (par défaut : la première) ; QGIS la renseigne.</translation>
     </message>
+    <message>
+        <source>Data-parallel training: seconds a rank waits for the others before all stop (a rank that died or hung).</source>
+        <translation>Entraînement parallèle : secondes pendant lesquelles un rang attend les autres avant que tous s&apos;arrêtent (un rang mort ou bloqué).</translation>
+    </message>
 </context>
 </TS>

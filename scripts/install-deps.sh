@@ -5,8 +5,8 @@ set -euo pipefail
 packages=(
   # build
   cmake ninja-build g++ pkg-config
-  # engine
-  libtorch-dev
+  # engine (libgloo-dev: the headers of c10d's Gloo process group, for data-parallel training)
+  libtorch-dev libgloo-dev
   # QGIS plugin (and the desktop the end-to-end tests start)
   libqgis-dev qgis qgis-providers python3-qgis qtbase5-dev qttools5-dev qttools5-dev-tools
   # geospatial I/O

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <exception>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <numeric>
@@ -139,6 +140,7 @@ BatchLoader::~BatchLoader() {
 int64_t BatchLoader::batchesPerEpoch() const {
   const auto& o = impl_->options;
   const int64_t total = (o.samples + o.batch_size - 1) / o.batch_size;
+  if (o.equal_shares) return total / o.world_size;
   return total / o.world_size + (o.rank < total % o.world_size ? 1 : 0);
 }
 
@@ -154,7 +156,8 @@ void BatchLoader::startEpoch(int epoch) {
   }
   std::vector<std::vector<int64_t>> plan;
   int64_t b = 0;
-  for (size_t start = 0; start < order.size(); start += size_t(o.batch_size), ++b) {
+  const int64_t last = o.equal_shares ? batchesPerEpoch() * o.world_size : std::numeric_limits<int64_t>::max();
+  for (size_t start = 0; start < order.size() && b < last; start += size_t(o.batch_size), ++b) {
     if (b % o.world_size != o.rank) continue;
     const size_t end = std::min(order.size(), start + size_t(o.batch_size));
     plan.emplace_back(order.begin() + long(start), order.begin() + long(end));

@@ -30,6 +30,9 @@ struct LoaderOptions {
   // Data-parallel training: this process takes batches b with b % world_size == rank.
   int rank = 0;
   int world_size = 1;
+  // Every rank takes the same number of batches (total / world_size; the rest are left for
+  // the epoch): training steps are collectives, so no rank may take one more.
+  bool equal_shares = false;
 };
 
 class BatchLoader {

@@ -15,6 +15,7 @@
 
 #include "app/batch_loader.h"
 #include "app/create_samples.h"
+#include "app/data_parallel.h"
 #include "app/train_checkpoint.h"
 #include "app/train_report.h"
 #include "base/atomic_file.h"
@@ -137,7 +138,7 @@ struct ValidationResult {
 
 ValidationResult validateEpoch(SegmentationModelImpl& model, BatchLoader& loader, int epoch,
                                const LossOptions& loss, const torch::Device& device, bool bf16,
-                               int classes, int ignore_index, Progress& progress,
+                               int classes, int ignore_index, DataParallel& ranks, Progress& progress,
                                const std::function<void(int64_t)>& on_batch) {
   model.eval();
   torch::NoGradGuard no_grad;
@@ -147,7 +148,7 @@ ValidationResult validateEpoch(SegmentationModelImpl& model, BatchLoader& loader
   loader.startEpoch(epoch);
   Batch batch;
   while (loader.next(batch)) {
-    progress.checkCancelled();
+    if (!ranks.active()) progress.checkCancelled();  // with ranks: at the next training batch, together
     auto images = batch.images.to(device, true);
     auto labels = batch.labels.to(device, true);
     torch::Tensor logits;
@@ -164,7 +165,11 @@ ValidationResult validateEpoch(SegmentationModelImpl& model, BatchLoader& loader
     confusion.update(logits.argmax(1), labels);
     on_batch(++done);
   }
-  return {samples > 0 ? loss_sum / double(samples) : 0.0, confusion.metrics()};
+  // Each rank validated its share: the sums are the whole set's (the counts exactly).
+  std::vector<double> sums = {loss_sum, double(samples)};
+  ranks.sum(sums);
+  ranks.sum(confusion.counts());
+  return {sums[1] > 0 ? sums[0] / sums[1] : 0.0, confusion.metrics()};
 }
 
 // What the run will be, checked before the first step: the model, the stores, the device.
@@ -219,7 +224,8 @@ ModelSpec checkedSpec(const TrainOptions& options, const io::StoreContents& trn,
 }
 
 // Stage 1: everything checked, the output files named; nothing written yet.
-TrainPlan planTraining(const TrainOptions& options, TrainResult& result, OutputFolders& folders, Progress& progress) {
+TrainPlan planTraining(const TrainOptions& options, TrainResult& result, OutputFolders& folders, bool writes,
+                       Progress& progress) {
   validateOptions(options);
   TrainPlan plan;
   plan.trn = openStore(options.train_store, "training");
@@ -244,18 +250,19 @@ TrainPlan planTraining(const TrainOptions& options, TrainResult& result, OutputF
   if (options.bf16 && !plan.on_gpu)
     throw InputError("bf16 autocast needs a CUDA GPU; turn bf16 off to train on the CPU");
 
-  folders.create(options.output_folder, true);
+  if (writes) folders.create(options.output_folder, true);
   const fs::path folder = fs::absolute(options.output_folder);
   result.model_path = options.model_path.empty() ? (folder / "model.pt").string() : options.model_path;
   result.checkpoint_path = (folder / "last_checkpoint.pt").string();
   result.csv_path = (folder / "metrics.csv").string();
   result.report_path = (folder / "report.html").string();
-  folders.create(result.model_path);
+  if (writes) folders.create(result.model_path);
   if (options.resume && !fs::exists(result.checkpoint_path))
     throw InputError("nothing to resume: there is no last_checkpoint.pt in '" + folder.string() +
                      "'; run without --resume to start a new training");
   // A new run replaces a finished one's files (said in the log); files of other kinds, and
   // files the run reads, stay. The checkpoint being resumed is read on purpose.
+  if (writes)
   for (const auto& line : checkJobFiles({{"the model file", result.model_path, FileKind::ZipArchive},
                                          {"the checkpoint", options.resume ? "" : result.checkpoint_path,
                                           FileKind::ZipArchive},
@@ -391,6 +398,9 @@ LoaderOptions loaderOptions(const TrainOptions& options, const TrainPlan& plan, 
   lo.samples = training ? plan.n_trn : plan.n_val;
   lo.shuffle = training;
   if (training) lo.augmentation = options.augmentation;
+  lo.rank = options.world.rank;
+  lo.world_size = options.world.size;
+  lo.equal_shares = training;  // every rank takes as many steps (a step is a collective)
   return lo;
 }
 
@@ -426,7 +436,7 @@ ModelInfo describeModel(const TrainOptions& options, const TrainPlan& plan, cons
 
 // One epoch's training pass: the record's losses, timings and speed.
 void trainEpoch(SegmentationModelImpl& model, torch::optim::Adam& optimizer, BatchLoader& loader,
-                StepOptions& step, const torch::Device& device, EpochRecord& r,
+                StepOptions& step, const torch::Device& device, DataParallel& ranks, EpochRecord& r,
                 const std::function<void(int64_t, double)>& on_batch) {
   StepTimings timings;
   step.timings = &timings;
@@ -445,6 +455,10 @@ void trainEpoch(SegmentationModelImpl& model, torch::optim::Adam& optimizer, Bat
     samples += batch.images.size(0);
     on_batch(++b, loss_sum / double(samples));
   }
+  std::vector<double> sums = {loss_sum, double(samples)};
+  ranks.sum(sums);  // the loss and speed of all ranks together
+  loss_sum = sums[0];
+  samples = int64_t(sums[1]);
   const double seconds = since(start);
   r.train_loss = loss_sum / double(std::max<int64_t>(samples, 1));
   r.forward = timings.forward;
@@ -468,8 +482,9 @@ std::string epochLine(const EpochRecord& r, int epochs, const TrainResult& resul
 // Stages 3 and 4: the epoch loop, each epoch validated and its outputs written.
 class TrainingRun {
  public:
-  TrainingRun(const TrainOptions& options, const TrainPlan& plan, TrainResult& result, Progress& progress)
-      : options_(options), plan_(plan), result_(result), progress_(progress), device_(plan.device_name) {}
+  TrainingRun(const TrainOptions& options, const TrainPlan& plan, TrainResult& result, DataParallel& ranks,
+              Progress& progress)
+      : options_(options), plan_(plan), result_(result), ranks_(ranks), progress_(progress), device_(plan.device_name) {}
 
   void run(SegmentationModelImpl& model, torch::optim::Adam& optimizer, BatchLoader& train_loader,
            BatchLoader& val_loader, const LossOptions& loss, ModelInfo info, json record, RunState state) {
@@ -479,6 +494,7 @@ class TrainingRun {
     StepOptions step;
     step.loss = loss;
     step.bf16_autocast = options_.bf16;
+    if (ranks_.active()) step.after_backward = [this](torch::nn::Module&) { ranks_.reduceGradients(); };
     for (int epoch = result_.first_epoch; epoch <= options_.epochs; ++epoch) {
       const int e0 = epoch - 1;  // 0-based: seeds and the learning-rate schedule
       const double base = double(epoch - result_.first_epoch) * double(train_batches + val_batches);
@@ -492,15 +508,17 @@ class TrainingRun {
 
       const auto epoch_start = Clock::now();
       progress_.checkCancelled();
-      trainEpoch(model, optimizer, train_loader, step, device_, r, [&](int64_t b, double mean_loss) {
+      trainEpoch(model, optimizer, train_loader, step, device_, ranks_, r, [&](int64_t b, double mean_loss) {
         progress_.report((base + double(b)) / units, of + ", batch " + std::to_string(b) + "/" +
                                                          std::to_string(train_batches) + ", loss " + fixed(mean_loss, 4));
-        progress_.checkCancelled();
+        // Ctrl-C, SIGTERM or cancel on any rank stops every rank at the same batch.
+        if (ranks_.anyCancelled(progress_.cancelled())) throw Cancelled();
       });
+      ranks_.broadcastBuffers(model);
       const auto val_start = Clock::now();
       const ValidationResult v = validateEpoch(
           model, val_loader, e0, loss, device_, options_.bf16, plan_.spec.classes, plan_.trn.metadata.ignore_index,
-          progress_, [&](int64_t done) {
+          ranks_, progress_, [&](int64_t done) {
             progress_.report((base + double(train_batches + done)) / units,
                              of + ", validating " + std::to_string(done) + "/" + std::to_string(val_batches));
           });
@@ -509,6 +527,7 @@ class TrainingRun {
       r.val = v.metrics;
       r.seconds = since(epoch_start);
       result_.epochs.push_back(r);
+      ranks_.checkSameWeights(weightsDigest(model), epoch);
 
       const bool better = writeOutputs(model, optimizer, r, info, record, state);
       progress_.log(epochLine(r, options_.epochs, result_, better));
@@ -537,7 +556,7 @@ class TrainingRun {
       info.best_epoch = r.epoch;
       info.metrics_json = metricsJson(r.val);
       info.created = utcNow();
-      saveModelFile(result_.model_path, info, model);
+      if (ranks_.writes()) saveModelFile(result_.model_path, info, model);
     } else {
       ++state.since_best;
     }
@@ -547,6 +566,7 @@ class TrainingRun {
     last.best_epoch = result_.best_epoch;
     last.metrics_json = metricsJson(r.val);
     last.created = utcNow();
+    if (!ranks_.writes()) return better;  // rank 0 writes the outputs
     saveCheckpoint(result_.checkpoint_path, last, model, optimizer, state);
     writeTextAtomically(result_.csv_path, metricsCsv(result_));
     writeTextAtomically(result_.report_path, trainingReportHtml(result_));
@@ -556,6 +576,7 @@ class TrainingRun {
   const TrainOptions& options_;
   const TrainPlan& plan_;
   TrainResult& result_;
+  DataParallel& ranks_;
   Progress& progress_;
   const torch::Device device_;
 };
@@ -582,27 +603,48 @@ TrainResult train(const TrainOptions& options, Progress& progress) {
   result.epochs_planned = options.epochs;
   result.best_metric = options.best_metric;
 
+  // 0. The other ranks, when there are (a failure of any rank in the stages below stops
+  // them all, with its message).
+  DataParallel ranks(options.world, options.collective_timeout);
+  result.world_size = ranks.size();
+
   // 1. Check and plan: nothing is written before everything is checked (the folders it
   // creates go again if the run fails before writing in them).
   OutputFolders folders;
-  const TrainPlan plan = planTraining(options, result, folders, progress);
-  std::unique_ptr<Checkpoint> resumed = resumedCheckpoint(options, plan, result);
+  TrainPlan plan;
+  std::unique_ptr<Checkpoint> resumed;
+  ranks.together([&] {
+    plan = planTraining(options, result, folders, ranks.writes(), progress);
+    resumed = resumedCheckpoint(options, plan, result);
+  });
+  const WorldInfo& world = options.world;
+  if (plan.on_gpu && world.local_size > 1 && (options.device == "auto" || options.device == "cuda"))
+    plan.device_name = "cuda:" + std::to_string(world.local_rank);  // local rank r takes GPU r
 
-  // 2. Build, or resume: the checkpoint decides what the run was.
-  result.threads = configureThreads(options.threads);
+  // 2. Build, or resume: the checkpoint decides what the run was. With ranks, each uses
+  // its share of the cores unless threads says otherwise.
+  const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
+  result.threads = configureThreads(options.threads == 0 && world.local_size > 1
+                                        ? std::max(1, cores / world.local_size) : options.threads);
   if (options.deterministic) {
     at::globalContext().setDeterministicAlgorithms(true, /*warn_only=*/true);
     at::globalContext().setDeterministicCuDNN(true);
     at::globalContext().setBenchmarkCuDNN(false);
   }
-  result.seed = resumed ? resumed->state.seed
-                        : options.seed >= 0 ? options.seed : int64_t(std::random_device{}() >> 1);
+  result.seed = ranks.rankZeroValue(resumed ? resumed->state.seed
+                                             : options.seed >= 0 ? options.seed : int64_t(std::random_device{}() >> 1));
   if (resumed) result.epochs = resumed->state.epochs;
-  SegmentationModel model = buildModel(options, plan.spec, result.seed, progress);
+  SegmentationModel model;
   std::vector<double> mean, stdev;
-  bandNormalization(options, plan, mean, stdev, progress);
-  const LossOptions loss = lossOptions(options, plan, progress);
-  result.batch_size = chooseBatchSize(options, plan, resumed.get(), result, progress);
+  LossOptions loss;
+  ranks.together([&] {
+    model = buildModel(options, plan.spec, result.seed, progress);
+    bandNormalization(options, plan, mean, stdev, progress);
+    loss = lossOptions(options, plan, progress);
+    result.batch_size = chooseBatchSize(options, plan, resumed.get(), result, progress);
+  });
+  // Each rank probed its own memory: the smallest batch fits them all.
+  result.batch_size = int(ranks.minimum(result.batch_size));
   BatchLoader train_loader(loaderOptions(options, plan, mean, stdev, result, true));
   BatchLoader val_loader(loaderOptions(options, plan, mean, stdev, result, false));
   const ModelInfo info = describeModel(options, plan, mean, stdev, result);
@@ -611,6 +653,15 @@ TrainResult train(const TrainOptions& options, Progress& progress) {
   record["seed"] = result.seed;
   record["train_samples"] = plan.n_trn;
   record["val_samples"] = plan.n_val;
+  record["world_size"] = ranks.size();
+  record["global_batch"] = result.batch_size * ranks.size();
+  // Every rank must train the same run: the options, the data, the version.
+  json same = record;
+  same["engine_version"] = metadata::kVersion;
+  same["band_mean"] = mean;
+  same["band_std"] = stdev;
+  same["resumed_epochs"] = result.epochs.size();
+  ranks.checkSameRun(same.dump());
 
   const torch::Device device(plan.device_name);
   model->to(device);
@@ -627,6 +678,8 @@ TrainResult train(const TrainOptions& options, Progress& progress) {
     for (const auto& w : resumed->model->warnings) progress.log("warning: " + w);
     restoreCheckpoint(*resumed, *model, optimizer, device);
   }
+  ranks.broadcastModel(*model);  // rank 0's initial weights on every rank
+  ranks.attach(*model);
   result.first_epoch = int(result.epochs.size()) + 1;
   if (resumed)
     progress.log("resuming after epoch " + std::to_string(result.first_epoch - 1) + " from " + result.checkpoint_path);
@@ -637,14 +690,21 @@ TrainResult train(const TrainOptions& options, Progress& progress) {
   progress.log("training " + options.model + " (" + std::to_string(parameterCount(counted)) + " parameters" +
                (plan.spec.checkpoint ? ", checkpointing" : "") + ") on " + std::to_string(plan.n_trn) +
                " samples, validating on " + std::to_string(plan.n_val) + "; batch " +
-               std::to_string(result.batch_size) + ", " + device_text + ", seed " + std::to_string(result.seed));
+               std::to_string(result.batch_size) +
+               (ranks.active() ? " per rank x " + std::to_string(ranks.size()) + " ranks (" + world.launcher +
+                                     ") = " + std::to_string(result.batch_size * ranks.size())
+                               : std::string()) +
+               ", " + device_text + ", seed " + std::to_string(result.seed));
 
   // 3 and 4. The epochs, each validated, then its outputs written.
-  TrainingRun(options, plan, result, progress)
+  TrainingRun(options, plan, result, ranks, progress)
       .run(*model, optimizer, train_loader, val_loader, loss, info, record, state);
   if (result.first_epoch > options.epochs)
     progress.log("nothing to train: the checkpoint already has " + std::to_string(result.epochs.size()) +
                  " epochs (num_epochs " + std::to_string(options.epochs) + ")");
+  if (ranks.active())
+    progress.log("weights identical on all " + std::to_string(ranks.size()) + " ranks after every epoch (digest " +
+                 weightsDigest(*model) + "); gradient all-reduce waits " + fixed(ranks.reduceSeconds(), 2) + " s in all");
   progress.report(1.0, "done");
   return result;
 }

@@ -9,6 +9,7 @@
 #include "app/train_result.h"
 #include "core/augment.h"
 #include "base/progress.h"
+#include "dist/world.h"
 
 namespace geodl {
 
@@ -62,6 +63,10 @@ struct TrainOptions {
   bool bf16 = false;             // bfloat16 autocast (GPU only)
 
   bool resume = false;           // continue from <output_folder>/last_checkpoint.pt
+  // Data-parallel training: this process's place among those training together (from the
+  // launcher's environment; one process by default) and how long a collective may wait.
+  WorldInfo world;
+  double collective_timeout = 300;
   std::string config_text;       // the configuration as given, kept in the model file
 };
 

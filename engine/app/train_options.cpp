@@ -177,6 +177,10 @@ OptionTable<O> runOptions() {
           .describe(GEODL_TR("Deterministic"),
                     GEODL_TR("Deterministic algorithms: the same seed gives the same losses and weights.")),
       threadsOption(option("threads", &O::threads), "training.threads"),
+      option("collective_timeout", &O::collective_timeout)
+          .range(1, 86400).config("training.collective_timeout").cli("collective-timeout")
+          .describe("", GEODL_TR("Data-parallel training: seconds a rank waits for the others before all stop "
+                                 "(a rank that died or hung).")),
       option("loader_threads", &O::loader_threads)
           .range(0, 256).config("training.loader_threads").cli("loader-threads")
           .describe("", GEODL_TR("Background threads preparing batches (0: automatic).")),

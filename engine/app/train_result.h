@@ -27,7 +27,8 @@ struct TrainResult {
   std::string model_path, checkpoint_path, csv_path, report_path;
   std::string device;
   int threads = 0;
-  int batch_size = 0;
+  int batch_size = 0;              // per rank
+  int world_size = 1;              // processes training together (global batch: batch_size x world_size)
   bool batch_size_probed = false;
   int64_t train_samples = 0, val_samples = 0;
   int64_t seed = 0;

@@ -20,8 +20,10 @@
 #include "app/options_reference.h"
 #include "app/train.h"
 #include "cli/config.h"
+#include "cli/launch.h"
 #include "cli/option_flags.h"
 #include "cli/progress_bar.h"
+#include "dist/world.h"
 #include "core/batch_probe.h"
 #include "base/errors.h"
 #include "core/exception_text.h"
@@ -197,22 +199,51 @@ void printTraining(const geodl::TrainResult& result) {
             << "report: " << result.report_path << std::endl;
 }
 
+// The command line as given (for `train --nproc`, which starts copies of it).
+std::vector<std::string> g_arguments;
+// "rank R: " in a data-parallel job's messages.
+std::string g_rank_prefix;
+
+// The arguments without --nproc (and its value): what each rank runs.
+std::vector<std::string> withoutNproc(const std::vector<std::string>& arguments) {
+  std::vector<std::string> kept;
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    if (arguments[i] == "--nproc") {
+      ++i;
+      continue;
+    }
+    if (arguments[i].rfind("--nproc=", 0) == 0) continue;
+    kept.push_back(arguments[i]);
+  }
+  return kept;
+}
+
 Subcommand addTrain(CLI::App& app, const bool& quiet) {
   auto job = std::make_shared<JobFlags>();
+  auto nproc = std::make_shared<int>(0);
   Subcommand s;
   s.command = app.add_subcommand("train", "Train a segmentation model on sample stores (geo-deep-learning config)");
   s.command->add_option("config", job->config_path,
                         "geo-deep-learning config.yaml (optional with --train-store, --val-store and --output-path)");
   job->flags.add(s.command, geodl::trainOptionTable());
-  s.run = [job, &quiet] {
+  s.command->add_option("--nproc", *nproc,
+                        "Train with N processes on this machine (data parallel; each takes cores / N threads). "
+                        "torchrun and srun start the processes themselves instead.")
+      ->check(CLI::Range(1, 1024));
+  s.run = [job, nproc, &quiet]() -> int {
     geodl::TrainOptions options = jobOptions(geodl::trainOptionTable(), *job);
     geodl::cli::requireTrainInputs(options);
+    options.world = geodl::worldFromEnvironment();
+    if (*nproc > 1 && !options.world.distributed())
+      return geodl::cli::launchLocalRanks(withoutNproc(g_arguments), *nproc);
+    if (options.world.distributed()) g_rank_prefix = "rank " + std::to_string(options.world.rank) + ": ";
     if (!job->config_path.empty()) options.config_text = readText(job->config_path);
-    geodl::cli::ProgressBar progress(quiet);
+    geodl::cli::ProgressBar progress(quiet, options.world.rank);
     geodl::TrainResult result;
     try {
       result = geodl::train(options, progress);
     } catch (const geodl::Cancelled&) {
+      if (options.world.rank > 0) throw;
       const fs::path checkpoint = fs::absolute(options.output_folder) / "last_checkpoint.pt";
       if (fs::exists(checkpoint))
         std::cerr << "\ngeodl: training stopped; the last complete epoch is in " << checkpoint.string()
@@ -222,7 +253,7 @@ Subcommand addTrain(CLI::App& app, const bool& quiet) {
                      "start it again without --resume" << std::endl;
       throw;
     }
-    printTraining(result);
+    if (options.world.rank == 0) printTraining(result);
     return kOk;
   };
   return s;
@@ -333,6 +364,15 @@ int printStore(const std::string& path) {
   return kOk;
 }
 
+// "trained on N ranks, batch B per rank (global G)\n" for a data-parallel run, else nothing.
+std::string describeRanks(const geodl::ModelInfo& info) {
+  const auto training = nlohmann::json::parse(info.training_json.empty() ? "{}" : info.training_json, nullptr, false);
+  if (!training.is_object() || training.value("world_size", 1) < 2) return "";
+  return "trained on " + std::to_string(training.value("world_size", 1)) + " ranks, batch " +
+         std::to_string(training.value("batch_size", 0)) + " per rank (global " +
+         std::to_string(training.value("global_batch", 0)) + ")\n";
+}
+
 int printModel(const std::string& path) {
   auto loaded = geodl::loadModelFile(path);
   const auto& i = loaded.info;
@@ -349,7 +389,7 @@ int printModel(const std::string& path) {
   std::cout << "\nignore index: " << i.ignore_index << "\nCRS: " << firstWktName(i.crs_wkt) << ", pixel size "
             << i.pixel_size_x << " x " << i.pixel_size_y << "\n"
             << "epochs trained: " << i.epochs_trained << ", best epoch " << i.best_epoch << " by " << i.best_metric
-            << "\nbest metrics: " << describeMetrics(i) << "\n"
+            << "\nbest metrics: " << describeMetrics(i) << "\n" << describeRanks(i)
             << "written: " << i.created << " by GeoDL " << i.engine_version << "\n"
             << "weights digest: " << geodl::weightsDigest(*loaded.model)
             << (loaded.warnings.empty() ? " (checked against the one written with the file)" : "") << std::endl;
@@ -396,16 +436,16 @@ int runReportingErrors(const std::function<int()>& run) {
   try {
     return run();
   } catch (const geodl::Cancelled& e) {
-    std::cerr << "\ngeodl: " << e.what() << std::endl;
+    std::cerr << "\ngeodl: " << g_rank_prefix << e.what() << std::endl;
     return kCancelled;
   } catch (const geodl::InputError& e) {
-    std::cerr << "geodl: error: " << e.what() << std::endl;
+    std::cerr << "geodl: " << g_rank_prefix << "error: " << e.what() << std::endl;
     return kInputError;
   } catch (const geodl::IoError& e) {
-    std::cerr << "geodl: error: " << e.what() << std::endl;
+    std::cerr << "geodl: " << g_rank_prefix << "error: " << e.what() << std::endl;
     return kIoError;
   } catch (...) {
-    std::cerr << "geodl: error: " << geodl::describeCurrentException() << std::endl;
+    std::cerr << "geodl: " << g_rank_prefix << "error: " << geodl::describeCurrentException() << std::endl;
     return kFailure;
   }
 }
@@ -416,6 +456,7 @@ int main(int argc, char** argv) {
   // First: a SIGTERM from here on stops the job cleanly (before main, while the libraries
   // load, nothing can be done and nothing has been written).
   geodl::cli::installInterruptHandler();
+  g_arguments.assign(argv + 1, argv + argc);
   CLI::App app{std::string("GeoDL ") + geodl::metadata::kVersion + ": deep learning for geospatial imagery"};
   app.set_version_flag("--version", std::string("geodl ") + geodl::metadata::kVersion);
   app.require_subcommand(1);

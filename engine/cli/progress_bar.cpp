@@ -37,8 +37,8 @@ void installInterruptHandler() {
   std::signal(SIGTERM, onInterrupt);
 }
 
-ProgressBar::ProgressBar(bool quiet)
-    : quiet_(quiet || !isatty(STDERR_FILENO)), start_(std::chrono::steady_clock::now()) {}
+ProgressBar::ProgressBar(bool quiet, int rank)
+    : quiet_(quiet || rank > 0 || !isatty(STDERR_FILENO)), rank_(rank), start_(std::chrono::steady_clock::now()) {}
 
 ProgressBar::~ProgressBar() { clearLine(); }
 
@@ -53,8 +53,10 @@ void ProgressBar::clearLine() {
 
 void ProgressBar::log(const std::string& message) {
   clearLine();
-  // The engine's warnings go where the CLI's own do.
-  if (message.rfind("warning: ", 0) == 0) std::cerr << "geodl: " << message << std::endl;
+  // The engine's warnings go where the CLI's own do; the other ranks say only those.
+  const bool warning = message.rfind("warning: ", 0) == 0;
+  if (rank_ > 0 && !warning) return;
+  if (warning) std::cerr << "geodl: " << (rank_ > 0 ? "rank " + std::to_string(rank_) + ": " : "") << message << std::endl;
   else std::cout << message << std::endl;
 }
 

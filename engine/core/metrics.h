@@ -39,6 +39,9 @@ class ConfusionMatrix {
   // Pixels of class `truth` predicted as `predicted`.
   int64_t at(int truth, int predicted) const { return counts_[size_t(truth) * classes_ + predicted]; }
   SegmentationMetrics metrics() const;
+  // The counts, row by row (truth) and column (prediction): summed over ranks in
+  // data-parallel validation.
+  std::vector<int64_t>& counts() { return counts_; }
 
  private:
   int classes_;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Each folder of engine/ is one CMake target and may include only the folders below it:
-#   base; core and io on base; model on core; app on model and io; cli on app.
+#   base; core and io on base; model and dist on core; app on model, dist and io; cli on app.
 # GDAL, OGR and HDF5 stay inside io's .cpp files (and io's internal gdal_util.h); LibTorch
 # stays out of base and io.
 set -euo pipefail
@@ -12,9 +12,10 @@ declare -A allowed=(
   [base]="base"
   [core]="base core"
   [model]="base core model"
+  [dist]="base core dist"
   [io]="base io"
-  [app]="base core model io app"
-  [cli]="base core model io app cli"
+  [app]="base core model io dist app"
+  [cli]="base core model io dist app cli"
 )
 for folder in "${!allowed[@]}"; do
   pattern=$(echo "${allowed[$folder]}" | sed 's/ /\\|/g')

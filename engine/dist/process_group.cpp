@@ -1,0 +1,201 @@
+#include "dist/process_group.h"
+
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "base/errors.h"
+
+namespace geodl {
+
+struct ProcessGroup::Impl {
+  c10::intrusive_ptr<c10d::Store> store;
+  c10::intrusive_ptr<c10d::ProcessGroupGloo> group;
+  std::chrono::milliseconds timeout;
+  // A heartbeat through the store, once a second: when a collective fails, the ranks whose
+  // beat stopped are the lost ones.
+  std::thread heartbeat;
+  std::mutex mutex;
+  std::condition_variable wake;
+  bool stopping = false;
+  ~Impl() {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      stopping = true;
+    }
+    wake.notify_all();
+    if (heartbeat.joinable()) heartbeat.join();
+  }
+};
+
+struct ProcessGroup::Pending::Impl {
+  c10::intrusive_ptr<c10d::Work> work;
+  const ProcessGroup* group = nullptr;
+};
+
+ProcessGroup::Pending::Pending() = default;
+ProcessGroup::Pending::~Pending() = default;
+ProcessGroup::Pending::Pending(Pending&&) noexcept = default;
+ProcessGroup::Pending& ProcessGroup::Pending::operator=(Pending&&) noexcept = default;
+
+void ProcessGroup::Pending::wait() {
+  if (!impl_ || !impl_->work) return;
+  try {
+    impl_->work->wait();
+  } catch (const std::exception& e) {
+    impl_->group->lost("an all-reduce", e);
+  }
+  impl_->work.reset();
+}
+
+ProcessGroup::ProcessGroup(const WorldInfo& world, std::chrono::milliseconds timeout)
+    : impl_(std::make_unique<Impl>()), world_(world) {
+  impl_->timeout = timeout;
+  const std::string where = world.master_addr + ":" + std::to_string(world.master_port);
+  try {
+    c10d::TCPStoreOptions o;
+    o.port = uint16_t(world.master_port);
+    o.isServer = world.rank == 0 && !world.agent_store;
+    o.numWorkers = world.agent_store ? c10::nullopt : c10::optional<size_t>(size_t(world.size));
+    o.waitWorkers = !world.agent_store;
+    o.timeout = timeout;
+    o.multiTenant = !world.agent_store;
+    c10::intrusive_ptr<c10d::Store> store = c10::make_intrusive<c10d::TCPStore>(world.master_addr, o);
+    if (!world.store_prefix.empty()) store = c10::make_intrusive<c10d::PrefixStore>(world.store_prefix, store);
+    impl_->store = c10::make_intrusive<c10d::PrefixStore>("geodl", store);
+    auto options = c10d::ProcessGroupGloo::Options::create(timeout);
+    const bool loopback = world.master_addr == "localhost" || world.master_addr.rfind("127.", 0) == 0;
+    options->devices.push_back(loopback ? c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1")
+                                        : c10d::ProcessGroupGloo::createDefaultDevice());
+    options->threads = 1;
+    impl_->group = c10::make_intrusive<c10d::ProcessGroupGloo>(
+        c10::make_intrusive<c10d::PrefixStore>("gloo", impl_->store), world.rank, world.size, options);
+    Impl* impl = impl_.get();
+    const std::string key = "heartbeat/" + std::to_string(world.rank);
+    impl_->heartbeat = std::thread([impl, key] {
+      std::unique_lock<std::mutex> lock(impl->mutex);
+      while (!impl->stopping) {
+        try {
+          impl->store->add(key, 1);
+        } catch (...) {
+          return;  // the store is gone: the collectives say so
+        }
+        impl->wake.wait_for(lock, std::chrono::seconds(1));
+      }
+    });
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    throw IoError("rank " + std::to_string(world.rank) + " of " + std::to_string(world.size) +
+                  " cannot join the others through " + where + " within " + std::to_string(timeout.count() / 1000) +
+                  " s (" + what.substr(0, what.find('\n')) +
+                  "); check MASTER_ADDR and MASTER_PORT (a port in use, an unreachable host) and that every rank "
+                  "was started");
+  }
+}
+
+ProcessGroup::~ProcessGroup() = default;
+
+// The ranks whose heartbeat stopped (read twice, 2.5 s apart), as text: "rank 1", "ranks 1, 3",
+// or why it cannot be told.
+std::string ProcessGroup::lostRanks() const {
+  const auto beats = [&] {
+    std::vector<int64_t> counts;
+    for (int r = 0; r < world_.size; ++r) counts.push_back(impl_->store->add("heartbeat/" + std::to_string(r), 0));
+    return counts;
+  };
+  try {
+    const auto before = beats();
+    std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+    const auto after = beats();
+    std::string lost;
+    int count = 0;
+    for (int r = 0; r < world_.size; ++r)
+      if (r != world_.rank && after[size_t(r)] == before[size_t(r)]) {
+        lost += (count++ ? ", " : "") + std::to_string(r);
+      }
+    if (count == 0) return "no rank stopped its heartbeat: one is hung or too slow";
+    return (count == 1 ? "rank " : "ranks ") + lost + " stopped answering (died or hung)";
+  } catch (...) {
+    return world_.agent_store ? "the store of torchrun's agent cannot be reached"
+                              : "rank 0, which hosts the store, cannot be reached (died?)";
+  }
+}
+
+void ProcessGroup::lost(const std::string& what, const std::exception& e) const {
+  const std::string text = e.what();
+  throw IoError(what + " with the other ranks failed: " + lostRanks() + " (" + text.substr(0, text.find('\n')) +
+                "; collective_timeout " + std::to_string(impl_->timeout.count() / 1000) +
+                " s); the last complete epoch is in last_checkpoint.pt: continue with --resume");
+}
+
+ProcessGroup::Pending ProcessGroup::allreduceSumAsync(std::vector<torch::Tensor>& tensors) {
+  Pending p;
+  p.impl_ = std::make_unique<Pending::Impl>();
+  p.impl_->group = this;
+  try {
+    p.impl_->work = impl_->group->allreduce(tensors);
+  } catch (const std::exception& e) {
+    lost("an all-reduce", e);
+  }
+  return p;
+}
+
+void ProcessGroup::allreduceSum(std::vector<torch::Tensor>& tensors) { allreduceSumAsync(tensors).wait(); }
+
+void ProcessGroup::broadcast(std::vector<torch::Tensor>& tensors, int root) {
+  try {
+    c10d::BroadcastOptions o;
+    o.rootRank = root;
+    for (auto& t : tensors) {
+      std::vector<torch::Tensor> one = {t};
+      impl_->group->broadcast(one, o)->wait();
+    }
+  } catch (const std::exception& e) {
+    lost("a broadcast", e);
+  }
+}
+
+std::vector<std::string> ProcessGroup::allgatherText(const std::string& text) {
+  const std::string round = "text/" + std::to_string(gathers_++) + "/";
+  std::vector<std::string> all;
+  try {
+    impl_->store->set(round + std::to_string(world_.rank), std::vector<uint8_t>(text.begin(), text.end()));
+    for (int r = 0; r < world_.size; ++r) {
+      const auto bytes = impl_->store->get(round + std::to_string(r));
+      all.emplace_back(bytes.begin(), bytes.end());
+    }
+  } catch (const std::exception& e) {
+    lost("an exchange through the store", e);
+  }
+  return all;
+}
+
+bool ProcessGroup::any(bool flag) {
+  std::vector<torch::Tensor> t = {torch::full({1}, flag ? 1 : 0, torch::kInt64)};
+  allreduceSum(t);
+  return t[0].item<int64_t>() > 0;
+}
+
+int64_t ProcessGroup::minimum(int64_t value) {
+  std::vector<torch::Tensor> t = {torch::full({1}, value, torch::kInt64)};
+  try {
+    c10d::AllreduceOptions o;
+    o.reduceOp = c10d::ReduceOp::MIN;
+    impl_->group->allreduce(t, o)->wait();
+  } catch (const std::exception& e) {
+    lost("an all-reduce", e);
+  }
+  return t[0].item<int64_t>();
+}
+
+int64_t ProcessGroup::broadcastValue(int64_t value, int root) {
+  std::vector<torch::Tensor> t = {torch::full({1}, value, torch::kInt64)};
+  broadcast(t, root);
+  return t[0].item<int64_t>();
+}
+
+}  // namespace geodl

@@ -1,0 +1,63 @@
+// The processes of a data-parallel job, joined on LibTorch's c10d: a TCPStore (hosted by
+// rank 0, or by torchrun's agent) and a Gloo process group. Collectives turn c10d's errors
+// (a rank that died, a timeout) into IoErrors that say which and what to do.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dist/world.h"
+
+namespace geodl {
+
+class ProcessGroup {
+ public:
+  // Connects to the other ranks within `timeout` (also every collective's limit). Throws
+  // IoError naming the address and port when it cannot (a port in use, an unreachable
+  // MASTER_ADDR, a rank that never came).
+  ProcessGroup(const WorldInfo& world, std::chrono::milliseconds timeout);
+  ~ProcessGroup();
+  ProcessGroup(const ProcessGroup&) = delete;
+  ProcessGroup& operator=(const ProcessGroup&) = delete;
+
+  int rank() const { return world_.rank; }
+  int size() const { return world_.size; }
+  const WorldInfo& world() const { return world_; }
+
+  // An all-reduce (sum) started now; wait() blocks until it is done.
+  class Pending {
+   public:
+    Pending();
+    ~Pending();
+    Pending(Pending&&) noexcept;
+    Pending& operator=(Pending&&) noexcept;
+    void wait();
+
+   private:
+    friend class ProcessGroup;
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+  };
+  Pending allreduceSumAsync(std::vector<torch::Tensor>& tensors);
+  void allreduceSum(std::vector<torch::Tensor>& tensors);  // in place
+  void broadcast(std::vector<torch::Tensor>& tensors, int root = 0);
+  // Every rank's text, in rank order (through the store).
+  std::vector<std::string> allgatherText(const std::string& text);
+  bool any(bool flag);
+  int64_t minimum(int64_t value);
+  int64_t broadcastValue(int64_t value, int root = 0);
+
+ private:
+  [[noreturn]] void lost(const std::string& what, const std::exception& e) const;
+  std::string lostRanks() const;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  WorldInfo world_;
+  int64_t gathers_ = 0;
+};
+
+}  // namespace geodl

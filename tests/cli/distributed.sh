@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Data-parallel training, 2 ranks of 1 thread, through every launcher: `geodl train
+# --nproc 2`, torchrun (skipped, saying so, without it), and simulated Slurm variables.
+# Each run must say its weights stayed identical on the ranks. Then: resuming with another
+# world size (2 -> 1 and 1 -> 2), a rank with another config refused by both, a rank killed
+# with kill -9 mid-run (the other exits within the collective timeout with a message, the
+# files are complete, --resume continues), and bad launcher variables.
+# Usage: distributed.sh GEODL CONFIG WORKDIR
+set -euo pipefail
+geodl=$(realpath "$1") config=$(realpath "$2") work=$3
+rm -rf "$work" && mkdir -p "$work"
+work=$(realpath "$work")
+base=(-q train "$config" --samples-size 64 --batch-size 2 --seed 4)
+args=("${base[@]}" --collective-timeout 20)
+port() { /usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+identical() { grep -q "weights identical on all 2 ranks" "$1" || { echo "$2: no identical-weights line:"; cat "$1"; exit 1; }; }
+
+# 1. The launchers.
+"$geodl" "${args[@]}" --epochs 2 --output-path "$work/nproc" --nproc 2 > "$work/nproc.log" 2>&1 ||
+  { cat "$work/nproc.log"; exit 1; }
+identical "$work/nproc.log" "--nproc 2"
+grep -q "batch 2 per rank x 2 ranks (geodl --nproc) = 4" "$work/nproc.log"
+"$geodl" info "$work/nproc/model.pt" | grep -q "trained on 2 ranks"
+echo "geodl --nproc 2: $(grep -o 'weights identical.*' "$work/nproc.log")"
+if command -v torchrun > /dev/null; then
+  # --redirects 1 --tee 1: Debian 12's torchrun (torch 1.13 on Python 3.11) fails on its own
+  # defaults (its Std flags parse "0" as nothing); these keep the output on the console.
+  torchrun --no_python --redirects 1 --tee 1 --nproc_per_node 2 --master_port "$(port)" "$geodl" "${args[@]}" --epochs 1 \
+    --output-path "$work/torchrun" > "$work/torchrun.log" 2>&1 || { cat "$work/torchrun.log"; exit 1; }
+  identical "$work/torchrun.log" torchrun
+  grep -q "(torchrun)" "$work/torchrun.log"
+  echo "torchrun --no_python --nproc_per_node 2: weights identical, agent store"
+else
+  echo "SKIPPED: torchrun is not installed (Debian's python3-torch has it): no torchrun check"
+fi
+p=$(port); pids=()
+for rank in 0 1; do
+  SLURM_PROCID=$rank SLURM_NTASKS=2 SLURM_LOCALID=$rank SLURM_NTASKS_PER_NODE=2 SLURM_JOB_ID=77 \
+    SLURM_JOB_NODELIST="localhost" MASTER_PORT=$p "$geodl" "${args[@]}" --epochs 1 --output-path "$work/slurm" \
+    > "$work/slurm-$rank.log" 2>&1 &
+  pids+=($!)
+done
+for pid in "${pids[@]}"; do wait "$pid" || { cat "$work"/slurm-*.log; exit 1; }; done
+identical "$work/slurm-0.log" srun
+grep -q "(srun)" "$work/slurm-0.log"
+echo "srun (simulated Slurm variables): weights identical"
+
+# 2. Resuming with another world size.
+"$geodl" "${args[@]}" --epochs 2 --output-path "$work/nproc" --resume > "$work/resume-1.log" 2>&1 ||
+  { cat "$work/resume-1.log"; exit 1; }
+grep -q "nothing to train" "$work/resume-1.log"
+"$geodl" "${args[@]}" --epochs 3 --output-path "$work/nproc" --resume > "$work/resume-1.log" 2>&1 ||
+  { cat "$work/resume-1.log"; exit 1; }
+grep -q "resuming after epoch 2" "$work/resume-1.log"
+"$geodl" "${args[@]}" --epochs 4 --output-path "$work/nproc" --resume --nproc 2 > "$work/resume-2.log" 2>&1 ||
+  { cat "$work/resume-1.log"; exit 1; }
+grep -q "resuming after epoch 3" "$work/resume-2.log"
+identical "$work/resume-2.log" "resume on 2 ranks"
+echo "resumed: 2 ranks -> 1 process (epoch 3) -> 2 ranks (epoch 4)"
+
+# 3. A rank with another configuration: both refuse, naming the rank and the key.
+p=$(port); pids=()
+for rank in 0 1; do
+  RANK=$rank WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$p "$geodl" "${args[@]}" --epochs 1 \
+    --learning-rate "0.00$((rank + 1))" --output-path "$work/mismatch" > "$work/mismatch-$rank.log" 2>&1 &
+  pids+=($!)
+done
+for rank in 0 1; do
+  set +e; wait "${pids[$rank]}"; code=$?; set -e
+  [ $code = 3 ] || { echo "mismatch: rank $rank exit code $code, expected 3"; cat "$work/mismatch-$rank.log"; exit 1; }
+  grep -q "rank 1 would train another run than rank 0: its learning_rate is 0.002, rank 0's 0.001" "$work/mismatch-$rank.log"
+done
+[ ! -e "$work/mismatch/model.pt" ]
+echo "another config on rank 1: both ranks exit 3 ($(grep -o 'rank 1 would[^;]*' "$work/mismatch-0.log"))"
+
+# 4. A rank killed mid-run: the other stops within the timeout, files complete, resume works.
+p=$(port); pids=()
+for rank in 0 1; do
+  RANK=$rank WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$p "$geodl" "${args[@]}" --epochs 30 \
+    --output-path "$work/killed" > "$work/killed-$rank.log" 2>&1 &
+  pids+=($!)
+done
+for _ in $(seq 1 3000); do
+  [ "$( (cat "$work/killed/metrics.csv" 2>/dev/null || true) | wc -l)" -ge 2 ] && break
+  sleep 0.02
+done
+kill -9 "${pids[1]}"
+start=$(date +%s)
+set +e; wait "${pids[0]}"; code=$?; set -e
+seconds=$(( $(date +%s) - start ))
+[ $code != 0 ] || { echo "rank 0 went on after rank 1 died"; exit 1; }
+[ $seconds -le 25 ] || { echo "rank 0 took $seconds s to stop (timeout 20)"; exit 1; }
+grep -q "rank 1 stopped answering (died or hung).*continue with --resume" "$work/killed-0.log" || { cat "$work/killed-0.log"; exit 1; }
+"$geodl" info "$work/killed/last_checkpoint.pt" > /dev/null
+"$geodl" "${args[@]}" --epochs 2 --output-path "$work/killed" --resume --nproc 2 > "$work/killed-resume.log" 2>&1 ||
+  { cat "$work/killed-resume.log"; exit 1; }
+echo "rank 1 killed: rank 0 stopped after $seconds s with exit code $code ($(grep -o 'with the other ranks failed' "$work/killed-0.log" | head -1)); checkpoint complete; resumed"
+
+# 5. Bad launcher variables: a clear message, at once.
+bad() {  # bad VARIABLE=VALUE...: the run's message
+  set +e; env "$@" "$geodl" "${base[@]}" --collective-timeout 3 --epochs 1 --output-path "$work/bad" > "$work/bad.log" 2>&1
+  local code=$?; set -e
+  [ $code = 3 ] || [ $code = 4 ] || { echo "bad variables $*: exit code $code"; cat "$work/bad.log"; exit 1; }
+}
+bad WORLD_SIZE=0 RANK=0; grep -q "WORLD_SIZE is 0" "$work/bad.log"
+bad WORLD_SIZE=2 RANK=2; grep -q "RANK is 2 but WORLD_SIZE is 2" "$work/bad.log"
+bad WORLD_SIZE=2 RANK=0 MASTER_PORT=99999; grep -q "MASTER_PORT is 99999" "$work/bad.log"
+bad WORLD_SIZE=2 RANK=1 MASTER_ADDR=127.0.0.1 MASTER_PORT="$(port)"
+grep -q "cannot join the others" "$work/bad.log"
+echo "bad variables: WORLD_SIZE=0, RANK >= WORLD_SIZE, a port out of range, no rank 0: messages"
+echo "distributed training: every check passed"
