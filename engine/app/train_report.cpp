@@ -156,7 +156,11 @@ std::string trainingReportHtml(const TrainResult& result) {
   html << "<h1>GeoDL training report</h1>\n<p>" << escape(result.model) << ", "
        << result.epochs.size() << " epoch" << (result.epochs.size() == 1 ? "" : "s") << " of "
        << result.epochs_planned << (result.stopped_early ? " (stopped early)" : "") << ", batch "
-       << result.batch_size << (result.batch_size_probed ? " (automatic)" : "") << ", "
+       << result.batch_size << (result.batch_size_probed ? " (automatic)" : "")
+       << (result.world_size > 1 ? " per rank x " + std::to_string(result.world_size) + " ranks = " +
+                                       std::to_string(result.batch_size * result.world_size)
+                                 : std::string())
+       << ", "
        << result.train_samples << " training and " << result.val_samples
        << " validation samples, " << escape(result.device)
        << (result.device == "cpu" ? " with " + std::to_string(result.threads) + " threads" : "")

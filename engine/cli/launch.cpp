@@ -62,6 +62,9 @@ int launchLocalRanks(const std::vector<std::string>& arguments, int nproc) {
       ::setenv("GEODL_LAUNCHER", "geodl --nproc", 1);
       ::signal(SIGINT, SIG_DFL);
       ::signal(SIGTERM, SIG_DFL);
+      // A group of its own: a terminal's Ctrl-C reaches the launcher alone, which passes it
+      // on once (a second signal would kill a rank outright).
+      ::setpgid(0, 0);
       std::vector<char*> argv;
       static const std::string self = "geodl";
       argv.push_back(const_cast<char*>(self.c_str()));

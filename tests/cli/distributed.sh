@@ -20,7 +20,8 @@ identical() { grep -q "weights identical on all 2 ranks" "$1" || { echo "$2: no 
   { cat "$work/nproc.log"; exit 1; }
 identical "$work/nproc.log" "--nproc 2"
 grep -q "batch 2 per rank x 2 ranks (geodl --nproc) = 4" "$work/nproc.log"
-"$geodl" info "$work/nproc/model.pt" | grep -q "trained on 2 ranks"
+"$geodl" info "$work/nproc/model.pt" | grep -q "trained on 2 ranks, batch 2 per rank (global 4)"
+grep -q "batch 2 per rank x 2 ranks = 4" "$work/nproc/report.html"
 echo "geodl --nproc 2: $(grep -o 'weights identical.*' "$work/nproc.log")"
 if command -v torchrun > /dev/null; then
   # --redirects 1 --tee 1: Debian 12's torchrun (torch 1.13 on Python 3.11) fails on its own
@@ -96,7 +97,38 @@ grep -q "rank 1 stopped answering (died or hung).*continue with --resume" "$work
   { cat "$work/killed-resume.log"; exit 1; }
 echo "rank 1 killed: rank 0 stopped after $seconds s with exit code $code ($(grep -o 'with the other ranks failed' "$work/killed-0.log" | head -1)); checkpoint complete; resumed"
 
-# 5. Bad launcher variables: a clear message, at once.
+# 5. SIGTERM on one rank stops both at the same batch (exit 5), the checkpoint kept; and
+# SIGTERM to the --nproc launcher reaches its ranks.
+p=$(port); pids=()
+for rank in 0 1; do
+  RANK=$rank WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$p "$geodl" "${args[@]}" --epochs 30 \
+    --output-path "$work/stopped" > "$work/stopped-$rank.log" 2>&1 &
+  pids+=($!)
+done
+for _ in $(seq 1 3000); do
+  [ "$( (cat "$work/stopped/metrics.csv" 2>/dev/null || true) | wc -l)" -ge 2 ] && break
+  sleep 0.02
+done
+kill -TERM "${pids[1]}"
+for rank in 0 1; do
+  set +e; wait "${pids[$rank]}"; code=$?; set -e
+  [ $code = 5 ] || { echo "SIGTERM on rank 1: rank $rank exit code $code, expected 5"; cat "$work/stopped-$rank.log"; exit 1; }
+done
+grep -q "continue with --resume" "$work/stopped-0.log"
+"$geodl" "${args[@]}" --epochs 30 --output-path "$work/launcher" --nproc 2 > "$work/launcher.log" 2>&1 &
+pid=$!
+for _ in $(seq 1 3000); do
+  [ "$( (cat "$work/launcher/metrics.csv" 2>/dev/null || true) | wc -l)" -ge 2 ] && break
+  sleep 0.02
+done
+kill -TERM $pid
+set +e; wait $pid; code=$?; set -e
+[ $code = 5 ] || { echo "SIGTERM on the launcher: exit code $code, expected 5"; cat "$work/launcher.log"; exit 1; }
+"$geodl" info "$work/launcher/last_checkpoint.pt" > /dev/null
+if find "$work" -name '*.tmp-*' | grep -q .; then echo "temporaries left:"; find "$work" -name '*.tmp-*'; exit 1; fi
+echo "SIGTERM on rank 1, and on the --nproc launcher: every rank exits 5 at the same batch, checkpoint kept"
+
+# 6. Bad launcher variables: a clear message, at once.
 bad() {  # bad VARIABLE=VALUE...: the run's message
   set +e; env "$@" "$geodl" "${base[@]}" --collective-timeout 3 --epochs 1 --output-path "$work/bad" > "$work/bad.log" 2>&1
   local code=$?; set -e
