@@ -902,5 +902,9 @@ Rapport : %2</translation>
         <source>Data-parallel training: seconds a rank waits for the others before all stop (a rank that died or hung).</source>
         <translation>Entraînement parallèle : secondes pendant lesquelles un rang attend les autres avant que tous s&apos;arrêtent (un rang mort ou bloqué).</translation>
     </message>
+    <message>
+        <source>Data-parallel training: BatchNorm computes its batch statistics over all ranks&apos; batches (as one process with the global batch would), not each rank&apos;s own.</source>
+        <translation>Entraînement parallèle : la BatchNorm calcule ses statistiques sur les lots de tous les rangs (comme le ferait un seul processus avec le lot global), et non sur le lot de chaque rang.</translation>
+    </message>
 </context>
 </TS>

@@ -4,6 +4,7 @@
 
 #include "base/errors.h"
 #include "core/exception_text.h"
+#include "core/sync_batch_norm.h"
 #include "dist/gradient_reducer.h"
 #include "dist/process_group.h"
 
@@ -15,6 +16,26 @@ DataParallel::DataParallel(const WorldInfo& world, double timeout_seconds) : wor
 }
 
 DataParallel::~DataParallel() = default;
+
+namespace {
+class GroupChannelSum : public ChannelSum {
+ public:
+  explicit GroupChannelSum(ProcessGroup& group) : group_(group) {}
+  void sum(torch::Tensor& values) override {
+    std::vector<torch::Tensor> one = {values};
+    group_.allreduceSum(one);
+  }
+
+ private:
+  ProcessGroup& group_;
+};
+}  // namespace
+
+std::unique_ptr<BatchNormSyncScope> DataParallel::syncBatchNorm() {
+  if (!group_) return nullptr;
+  channel_sum_ = std::make_unique<GroupChannelSum>(*group_);
+  return std::make_unique<BatchNormSyncScope>(channel_sum_.get());
+}
 
 void DataParallel::together(const std::function<void()>& stage) {
   if (!group_) return stage();

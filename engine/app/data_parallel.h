@@ -15,6 +15,8 @@ namespace geodl {
 
 class ProcessGroup;
 class GradientReducer;
+class BatchNormSyncScope;
+class ChannelSum;
 
 class DataParallel {
  public:
@@ -45,6 +47,9 @@ class DataParallel {
   // Rank 0's buffers (BatchNorm's running statistics, which each rank updated from its own
   // batches) on every rank, as DistributedDataParallel does: before validation.
   void broadcastBuffers(torch::nn::Module& model);
+  // BatchNorm's batch statistics summed over the ranks while the returned scope lives
+  // (null in one process).
+  std::unique_ptr<BatchNormSyncScope> syncBatchNorm();
   // Gradient averaging for `model` from now on (call reduceGradients() after backward).
   void attach(torch::nn::Module& model);
   void reduceGradients();
@@ -60,6 +65,7 @@ class DataParallel {
   WorldInfo world_;
   std::unique_ptr<ProcessGroup> group_;
   std::unique_ptr<GradientReducer> reducer_;
+  std::unique_ptr<ChannelSum> channel_sum_;
 };
 
 }  // namespace geodl

@@ -16,6 +16,7 @@
 #include "app/batch_loader.h"
 #include "app/create_samples.h"
 #include "app/data_parallel.h"
+#include "core/sync_batch_norm.h"
 #include "app/train_checkpoint.h"
 #include "app/train_report.h"
 #include "base/atomic_file.h"
@@ -680,6 +681,7 @@ TrainResult train(const TrainOptions& options, Progress& progress) {
   }
   ranks.broadcastModel(*model);  // rank 0's initial weights on every rank
   ranks.attach(*model);
+  const auto sync_batchnorm = options.sync_batchnorm ? ranks.syncBatchNorm() : nullptr;
   result.first_epoch = int(result.epochs.size()) + 1;
   if (resumed)
     progress.log("resuming after epoch " + std::to_string(result.first_epoch - 1) + " from " + result.checkpoint_path);
@@ -694,7 +696,8 @@ TrainResult train(const TrainOptions& options, Progress& progress) {
                (ranks.active() ? " per rank x " + std::to_string(ranks.size()) + " ranks (" + world.launcher +
                                      ") = " + std::to_string(result.batch_size * ranks.size())
                                : std::string()) +
-               ", " + device_text + ", seed " + std::to_string(result.seed));
+               (sync_batchnorm ? ", BatchNorm over all ranks" : "") + ", " + device_text + ", seed " +
+               std::to_string(result.seed));
 
   // 3 and 4. The epochs, each validated, then its outputs written.
   TrainingRun(options, plan, result, ranks, progress)

@@ -67,6 +67,7 @@ struct TrainOptions {
   // launcher's environment; one process by default) and how long a collective may wait.
   WorldInfo world;
   double collective_timeout = 300;
+  bool sync_batchnorm = false;  // BatchNorm statistics over all ranks' batches
   std::string config_text;       // the configuration as given, kept in the model file
 };
 

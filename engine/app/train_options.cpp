@@ -181,6 +181,10 @@ OptionTable<O> runOptions() {
           .range(1, 86400).config("training.collective_timeout").cli("collective-timeout")
           .describe("", GEODL_TR("Data-parallel training: seconds a rank waits for the others before all stop "
                                  "(a rank that died or hung).")),
+      option("sync_batchnorm", &O::sync_batchnorm)
+          .config("training.sync_batchnorm").cli("sync-batchnorm")
+          .describe("", GEODL_TR("Data-parallel training: BatchNorm computes its batch statistics over all ranks' "
+                                 "batches (as one process with the global batch would), not each rank's own.")),
       option("loader_threads", &O::loader_threads)
           .range(0, 256).config("training.loader_threads").cli("loader-threads")
           .describe("", GEODL_TR("Background threads preparing batches (0: automatic).")),

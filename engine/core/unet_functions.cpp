@@ -6,6 +6,7 @@
 #include <torch/version.h>
 
 #include "core/checkpoint.h"
+#include "core/sync_batch_norm.h"
 
 namespace geodl {
 
@@ -41,7 +42,7 @@ Tensor dropoutNoise(const Tensor& like, double p) {
 
 Tensor unitForward(const ConvUnit& unit, const Tensor& x) {
   Tensor h = at::prelu(conv(pad(x), *unit.conv), unit.prelu->weight);
-  if (unit.bn) h = unit.bn->forward(h);
+  if (unit.bn) h = batchNormSync() && unit.bn->is_training() ? syncBatchNorm(h, *unit.bn) : unit.bn->forward(h);
   if (unit.dropout > 0.0 && unit.conv->is_training()) h = h * dropoutNoise(h, unit.dropout);
   return h;
 }
@@ -186,6 +187,7 @@ ConvGrads convBackward(const Tensor& grad, const Tensor& input, const torch::nn:
 // (undefined when !input_grad). Every tensor is released as soon as it has served.
 struct UnitRecompute {
   Tensor y, z, xp, noise, mean, invstd;
+  double count = 0;  // the pixels of the (all ranks') batch, for sync_batchnorm
 };
 
 Tensor unitBackward(const ConvUnit& unit, UnitRecompute& r, Tensor g, bool input_grad,
@@ -197,9 +199,10 @@ Tensor unitBackward(const ConvUnit& unit, UnitRecompute& r, Tensor g, bool input
   Tensor g_gamma, g_beta;
   if (unit.bn) {
     if (!r.z.defined()) r.z = at::prelu(r.y, unit.prelu->weight);
-    auto [gz, gg, gb] = at::native_batch_norm_backward(
-        g, r.z, unit.bn->weight, {}, {}, r.mean, r.invstd, true, unit.bn->options.eps(),
-        {true, true, true});
+    auto [gz, gg, gb] = batchNormSync()
+                            ? syncBatchNormBackward(g, r.z, unit.bn->weight, r.mean, r.invstd, r.count)
+                            : at::native_batch_norm_backward(g, r.z, unit.bn->weight, {}, {}, r.mean, r.invstd,
+                                                             true, unit.bn->options.eps(), {true, true, true});
     r.z.reset();
     g = std::move(gz);
     g_gamma = std::move(gg);
@@ -226,12 +229,20 @@ Tensor unitRecompute(const ConvUnit& unit, const Tensor& xp, UnitRecompute& r, b
   Tensor h = at::prelu(r.y, unit.prelu->weight);
   if (unit.bn) {
     // No running statistics: the forward pass already updated them, once.
-    auto [out, mean, invstd] = at::native_batch_norm(h, unit.bn->weight, unit.bn->bias, {}, {},
-                                                     true, 0.0, unit.bn->options.eps());
-    r.mean = mean;
-    r.invstd = invstd;
-    if (keep_z) r.z = h;
-    h = out;
+    if (batchNormSync()) {
+      std::tie(r.mean, r.invstd, r.count) = syncBatchStatistics(h, unit.bn->options.eps());
+      const Tensor out = (h - r.mean.view({1, -1, 1, 1})) * (r.invstd * unit.bn->weight).view({1, -1, 1, 1}) +
+                         unit.bn->bias.view({1, -1, 1, 1});
+      if (keep_z) r.z = h;
+      h = out;
+    } else {
+      auto [out, mean, invstd] = at::native_batch_norm(h, unit.bn->weight, unit.bn->bias, {}, {},
+                                                       true, 0.0, unit.bn->options.eps());
+      r.mean = mean;
+      r.invstd = invstd;
+      if (keep_z) r.z = h;
+      h = out;
+    }
   }
   if (unit.dropout > 0.0) {
     r.noise = unet_ops::dropoutNoise(h, unit.dropout);

@@ -37,14 +37,14 @@ fi
 p=$(port); pids=()
 for rank in 0 1; do
   SLURM_PROCID=$rank SLURM_NTASKS=2 SLURM_LOCALID=$rank SLURM_NTASKS_PER_NODE=2 SLURM_JOB_ID=77 \
-    SLURM_JOB_NODELIST="localhost" MASTER_PORT=$p "$geodl" "${args[@]}" --epochs 1 --output-path "$work/slurm" \
+    SLURM_JOB_NODELIST="localhost" MASTER_PORT=$p "$geodl" "${args[@]}" --epochs 1 --sync-batchnorm --output-path "$work/slurm" \
     > "$work/slurm-$rank.log" 2>&1 &
   pids+=($!)
 done
 for pid in "${pids[@]}"; do wait "$pid" || { cat "$work"/slurm-*.log; exit 1; }; done
 identical "$work/slurm-0.log" srun
-grep -q "(srun)" "$work/slurm-0.log"
-echo "srun (simulated Slurm variables): weights identical"
+grep -q "(srun) = 4, BatchNorm over all ranks" "$work/slurm-0.log"
+echo "srun (simulated Slurm variables), sync_batchnorm: weights identical"
 
 # 2. Resuming with another world size.
 "$geodl" "${args[@]}" --epochs 2 --output-path "$work/nproc" --resume > "$work/resume-1.log" 2>&1 ||

@@ -4,13 +4,15 @@
 // data-parallel gradient of its own shard through GradientReducer. They must agree within
 // 1e-5 (relative to the largest gradient) for unetsmall and for the checkpointed UNet
 // (whose recomputation produces gradients inside backward's own backward), with several
-// buckets; one Adam step later the weights are identical on every rank.
+// buckets; one Adam step later the weights are identical on every rank. With sync_batchnorm,
+// 2 ranks with batch b follow 1 process with batch 2b: losses and weights over 3 steps.
 #include <torch/torch.h>
 
 #include <cstdio>
 #include <iostream>
 
 #include "core/models.h"
+#include "core/sync_batch_norm.h"
 #include "dist/gradient_reducer.h"
 #include "dist/process_group.h"
 #include "dist/world.h"
@@ -92,6 +94,70 @@ bool check(const std::string& name, ProcessGroup& group) {
   return ok;
 }
 
+struct GroupSum : ChannelSum {
+  explicit GroupSum(ProcessGroup& g) : group(g) {}
+  void sum(torch::Tensor& values) override {
+    std::vector<torch::Tensor> one = {values};
+    group.allreduceSum(one);
+  }
+  ProcessGroup& group;
+};
+
+// sync_batchnorm: W ranks with batch b give the losses and weights of 1 process with batch
+// W x b over 3 Adam steps (within 1e-4 relative).
+bool checkSync(const std::string& name, ProcessGroup& group) {
+  const int rank = group.rank(), world = group.size();
+  ModelSpec spec = modelSpecFromName(name);
+  spec.bands = 3;
+  spec.classes = 3;
+  torch::manual_seed(3);
+  auto reference = makeModel(spec);
+  torch::manual_seed(3);
+  auto model = makeModel(spec);
+  reference->train();
+  model->train();
+  torch::optim::Adam ref_adam(reference->parameters(), torch::optim::AdamOptions(1e-3));
+  torch::optim::Adam adam(model->parameters(), torch::optim::AdamOptions(1e-3));
+  GradientReducer reducer(group, model->parameters(), size_t(256) << 10);
+  GroupSum sum(group);
+  double worst_loss = 0;
+  for (int step = 0; step < 3; ++step) {
+    torch::manual_seed(uint64_t(100 + step));
+    const auto x = torch::randn({2 * world, 3, 32, 32});
+    const auto y = torch::randint(0, 3, {2 * world, 32, 32}, torch::kLong);
+    ref_adam.zero_grad();
+    const auto ref_loss = torch::nn::functional::cross_entropy(reference->forward(x), y);
+    ref_loss.backward();
+    ref_adam.step();
+    adam.zero_grad();
+    torch::Tensor loss;
+    {
+      BatchNormSyncScope sync(&sum);
+      loss = torch::nn::functional::cross_entropy(model->forward(x.narrow(0, 2 * rank, 2)), y.narrow(0, 2 * rank, 2));
+      loss.backward();
+    }
+    reducer.finish();
+    adam.step();
+    std::vector<torch::Tensor> mean_loss = {loss.detach().clone()};
+    group.allreduceSum(mean_loss);
+    const double a = ref_loss.item<double>(), b = mean_loss[0].item<double>() / world;
+    worst_loss = std::max(worst_loss, std::abs(a - b) / std::abs(a));
+  }
+  double largest = 0, worst = 0;
+  const auto ref_params = reference->parameters(), params = model->parameters();
+  for (size_t i = 0; i < params.size(); ++i) {
+    largest = std::max(largest, ref_params[i].abs().max().item<double>());
+    worst = std::max(worst, (params[i] - ref_params[i]).abs().max().item<double>());
+  }
+  const double relative = worst / largest;
+  const bool ok = worst_loss <= 1e-4 && relative <= 1e-4;
+  if (rank == 0)
+    std::printf("%s with sync_batchnorm: %d ranks x batch 2 against 1 process x batch %d over 3 steps: losses within "
+                "%.2g, weights within %.2g of the largest (limit 1e-4): %s\n",
+                name.c_str(), world, 2 * world, worst_loss, relative, ok ? "ok" : "FAILED");
+  return ok;
+}
+
 }  // namespace
 
 int main() {
@@ -100,6 +166,7 @@ int main() {
   ProcessGroup group(world, std::chrono::seconds(60));
   bool ok = true;
   for (const char* name : {"unetsmall", "checkpointed_unet"}) ok = check(name, group) && ok;
+  for (const char* name : {"unetsmall", "checkpointed_unet"}) ok = checkSync(name, group) && ok;
   const auto all = group.allgatherText(ok ? "ok" : "failed");
   for (const auto& a : all) ok = ok && a == "ok";
   if (world.rank == 0) std::printf("gradient check on %d ranks: %s\n", world.size, ok ? "passed" : "FAILED");
