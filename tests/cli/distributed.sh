@@ -10,8 +10,8 @@ set -euo pipefail
 geodl=$(realpath "$1") config=$(realpath "$2") work=$3
 rm -rf "$work" && mkdir -p "$work"
 work=$(realpath "$work")
-base=(-q train "$config" --samples-size 64 --batch-size 2 --seed 4)
-args=("${base[@]}" --collective-timeout 20)
+base=(-q train "$config" --samples-size 64 --seed 4)
+args=("${base[@]}" --batch-size 2 --collective-timeout 20)
 port() { /usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 identical() { grep -q "weights identical on all 2 ranks" "$1" || { echo "$2: no identical-weights line:"; cat "$1"; exit 1; }; }
 
@@ -45,6 +45,21 @@ for pid in "${pids[@]}"; do wait "$pid" || { cat "$work"/slurm-*.log; exit 1; };
 identical "$work/slurm-0.log" srun
 grep -q "(srun) = 4, BatchNorm over all ranks" "$work/slurm-0.log"
 echo "srun (simulated Slurm variables), sync_batchnorm: weights identical"
+
+# Sharded validation gives one process's metrics: with sync_batchnorm and a learning rate
+# of 1e-9, 2 ranks of batch 2 and 1 process of batch 4 see the same global batches, so the
+# validation's confusion counts (IoU, F1, accuracy) are equal and its loss nearly so.
+same=(--epochs 1 --learning-rate 1e-9 --num-trn-samples 24 --sync-batchnorm)
+"$geodl" "${base[@]}" "${same[@]}" --batch-size 4 --output-path "$work/val-one" > "$work/val-one.log" 2>&1 ||
+  { cat "$work/val-one.log"; exit 1; }
+"$geodl" "${args[@]}" "${same[@]}" --nproc 2 --output-path "$work/val-two" > "$work/val-two.log" 2>&1 ||
+  { cat "$work/val-two.log"; exit 1; }
+one=$(sed -n 2p "$work/val-one/metrics.csv" | cut -d, -f5-16) two=$(sed -n 2p "$work/val-two/metrics.csv" | cut -d, -f5-16)
+[ "$one" = "$two" ] || { echo "validation metrics differ: 1 process $one, 2 ranks $two"; exit 1; }
+loss_one=$(sed -n 2p "$work/val-one/metrics.csv" | cut -d, -f4) loss_two=$(sed -n 2p "$work/val-two/metrics.csv" | cut -d, -f4)
+awk -v a="$loss_one" -v b="$loss_two" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 1e-5 * a) }' ||
+  { echo "validation losses differ: $loss_one and $loss_two"; exit 1; }
+echo "sharded validation: the same IoU, F1 and accuracy as one process ($one), loss $loss_one / $loss_two"
 
 # 2. Resuming with another world size.
 "$geodl" "${args[@]}" --epochs 2 --output-path "$work/nproc" --resume > "$work/resume-1.log" 2>&1 ||
@@ -130,7 +145,7 @@ echo "SIGTERM on rank 1, and on the --nproc launcher: every rank exits 5 at the 
 
 # 6. Bad launcher variables: a clear message, at once.
 bad() {  # bad VARIABLE=VALUE...: the run's message
-  set +e; env "$@" "$geodl" "${base[@]}" --collective-timeout 3 --epochs 1 --output-path "$work/bad" > "$work/bad.log" 2>&1
+  set +e; env "$@" "$geodl" "${base[@]}" --batch-size 2 --collective-timeout 3 --epochs 1 --output-path "$work/bad" > "$work/bad.log" 2>&1
   local code=$?; set -e
   [ $code = 3 ] || [ $code = 4 ] || { echo "bad variables $*: exit code $code"; cat "$work/bad.log"; exit 1; }
 }
@@ -139,5 +154,12 @@ bad WORLD_SIZE=2 RANK=2; grep -q "RANK is 2 but WORLD_SIZE is 2" "$work/bad.log"
 bad WORLD_SIZE=2 RANK=0 MASTER_PORT=99999; grep -q "MASTER_PORT is 99999" "$work/bad.log"
 bad WORLD_SIZE=2 RANK=1 MASTER_ADDR=127.0.0.1 MASTER_PORT="$(port)"
 grep -q "cannot join the others" "$work/bad.log"
-echo "bad variables: WORLD_SIZE=0, RANK >= WORLD_SIZE, a port out of range, no rank 0: messages"
+busy=$(port)
+/usr/bin/python3 -c "import socket, time; s = socket.socket(); s.bind(('127.0.0.1', $busy)); s.listen(); time.sleep(60)" &
+holder=$!
+sleep 0.5
+bad WORLD_SIZE=2 RANK=0 MASTER_ADDR=127.0.0.1 MASTER_PORT="$busy"
+kill $holder 2>/dev/null || true
+grep -q "cannot join the others through 127.0.0.1:$busy" "$work/bad.log" || { cat "$work/bad.log"; exit 1; }
+echo "bad variables: WORLD_SIZE=0, RANK >= WORLD_SIZE, a port out of range, no rank 0, a port in use: messages"
 echo "distributed training: every check passed"
