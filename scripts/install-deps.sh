@@ -15,6 +15,8 @@ packages=(
   libcli11-dev libyaml-cpp-dev nlohmann-json3-dev libgtest-dev libbenchmark-dev
   # headless desktop tests; PyTorch and h5py for the reference scripts
   xvfb xauth python3-torch python3-h5py python3-gdal
+  # the distributed test watches a rank's file operations
+  strace
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -46,6 +46,27 @@ identical "$work/slurm-0.log" srun
 grep -q "(srun) = 4, BatchNorm over all ranks" "$work/slurm-0.log"
 echo "srun (simulated Slurm variables), sync_batchnorm: weights identical"
 
+# Only rank 0 writes: rank 1 runs under strace, which must show it creating, renaming or
+# removing nothing in the output folder.
+if command -v strace > /dev/null; then
+  p=$(port)
+  RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$p "$geodl" "${args[@]}" --epochs 1 \
+    --output-path "$work/writes" > "$work/writes-0.log" 2>&1 &
+  zero=$!
+  RANK=1 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$p strace -f -qq -o "$work/rank1.trace" \
+    -e trace=openat,rename,renameat,renameat2,unlink,unlinkat,mkdir,mkdirat \
+    "$geodl" "${args[@]}" --epochs 1 --output-path "$work/writes" > "$work/writes-1.log" 2>&1 ||
+    { cat "$work/writes-1.log"; exit 1; }
+  wait $zero || { cat "$work/writes-0.log"; exit 1; }
+  [ -e "$work/writes/model.pt" ] || { echo "rank 0 wrote no model"; exit 1; }
+  if grep "$work/writes" "$work/rank1.trace" | grep -E 'O_WRONLY|O_RDWR|O_CREAT|rename|unlink|mkdir' | grep -v ENOENT; then
+    echo "rank 1 wrote in the output folder (above)"; exit 1
+  fi
+  echo "only rank 0 writes: rank 1 (under strace) created, renamed and removed nothing in the output folder"
+else
+  echo "SKIPPED: strace is not installed: the check that only rank 0 writes did not run"
+fi
+
 # Sharded validation gives one process's metrics: with sync_batchnorm and a learning rate
 # of 1e-9, 2 ranks of batch 2 and 1 process of batch 4 see the same global batches, so the
 # validation's confusion counts (IoU, F1, accuracy) are equal and its loss nearly so.
