@@ -480,6 +480,36 @@ std::string epochLine(const EpochRecord& r, int epochs, const TrainResult& resul
          fixed(r.data_wait, 2) + " s" + (better ? " (best)" : "");
 }
 
+// The training options and what the run made of them, as the model file keeps them.
+json trainingRecord(const TrainOptions& options, const TrainPlan& plan, const TrainResult& result, int world_size) {
+  json record = optionsToJson(options);
+  record["batch_size"] = result.batch_size;
+  record["seed"] = result.seed;
+  record["train_samples"] = plan.n_trn;
+  record["val_samples"] = plan.n_val;
+  record["world_size"] = world_size;
+  record["global_batch"] = result.batch_size * world_size;
+  return record;
+}
+
+// The log's first line: model, data, batch (per rank and ranks), device, seed.
+std::string startLine(const TrainOptions& options, const TrainPlan& plan, const TrainResult& result,
+                      const DataParallel& ranks, bool sync_batchnorm) {
+  ModelSpec counted = plan.spec;
+  counted.pretrained.clear();
+  const std::string device_text =
+      plan.device_name == "cpu" ? "cpu, " + std::to_string(result.threads) + " threads" : plan.device_name;
+  const std::string ranks_text =
+      ranks.active() ? " per rank x " + std::to_string(ranks.size()) + " ranks (" + ranks.world().launcher + ") = " +
+                           std::to_string(result.batch_size * ranks.size())
+                     : std::string();
+  return "training " + options.model + " (" + std::to_string(parameterCount(counted)) + " parameters" +
+         (plan.spec.checkpoint ? ", checkpointing" : "") + ") on " + std::to_string(plan.n_trn) +
+         " samples, validating on " + std::to_string(plan.n_val) + "; batch " + std::to_string(result.batch_size) +
+         ranks_text + (sync_batchnorm ? ", BatchNorm over all ranks" : "") + ", " + device_text + ", seed " +
+         std::to_string(result.seed);
+}
+
 // Stages 3 and 4: the epoch loop, each epoch validated and its outputs written.
 class TrainingRun {
  public:
@@ -649,13 +679,7 @@ TrainResult train(const TrainOptions& options, Progress& progress) {
   BatchLoader train_loader(loaderOptions(options, plan, mean, stdev, result, true));
   BatchLoader val_loader(loaderOptions(options, plan, mean, stdev, result, false));
   const ModelInfo info = describeModel(options, plan, mean, stdev, result);
-  json record = optionsToJson(options);
-  record["batch_size"] = result.batch_size;
-  record["seed"] = result.seed;
-  record["train_samples"] = plan.n_trn;
-  record["val_samples"] = plan.n_val;
-  record["world_size"] = ranks.size();
-  record["global_batch"] = result.batch_size * ranks.size();
+  const json record = trainingRecord(options, plan, result, ranks.size());
   // Every rank must train the same run: the options, the data, the version.
   json same = record;
   same["engine_version"] = metadata::kVersion;
@@ -685,19 +709,7 @@ TrainResult train(const TrainOptions& options, Progress& progress) {
   result.first_epoch = int(result.epochs.size()) + 1;
   if (resumed)
     progress.log("resuming after epoch " + std::to_string(result.first_epoch - 1) + " from " + result.checkpoint_path);
-  ModelSpec counted = plan.spec;
-  counted.pretrained.clear();
-  const std::string device_text =
-      plan.device_name == "cpu" ? "cpu, " + std::to_string(result.threads) + " threads" : plan.device_name;
-  progress.log("training " + options.model + " (" + std::to_string(parameterCount(counted)) + " parameters" +
-               (plan.spec.checkpoint ? ", checkpointing" : "") + ") on " + std::to_string(plan.n_trn) +
-               " samples, validating on " + std::to_string(plan.n_val) + "; batch " +
-               std::to_string(result.batch_size) +
-               (ranks.active() ? " per rank x " + std::to_string(ranks.size()) + " ranks (" + world.launcher +
-                                     ") = " + std::to_string(result.batch_size * ranks.size())
-                               : std::string()) +
-               (sync_batchnorm ? ", BatchNorm over all ranks" : "") + ", " + device_text + ", seed " +
-               std::to_string(result.seed));
+  progress.log(startLine(options, plan, result, ranks, sync_batchnorm != nullptr));
 
   // 3 and 4. The epochs, each validated, then its outputs written.
   TrainingRun(options, plan, result, ranks, progress)
