@@ -558,7 +558,7 @@ class TrainingRun {
       r.val = v.metrics;
       r.seconds = since(epoch_start);
       result_.epochs.push_back(r);
-      ranks_.checkSameWeights(weightsDigest(model), epoch);
+      if (ranks_.active()) ranks_.checkSameWeights(weightsDigest(model), epoch);  // one process: no digest to compare
 
       const bool better = writeOutputs(model, optimizer, r, info, record, state);
       progress_.log(epochLine(r, options_.epochs, result_, better));
