@@ -17,20 +17,6 @@ DataParallel::DataParallel(const WorldInfo& world, double timeout_seconds) : wor
 
 DataParallel::~DataParallel() = default;
 
-namespace {
-class GroupChannelSum : public ChannelSum {
- public:
-  explicit GroupChannelSum(ProcessGroup& group) : group_(group) {}
-  void sum(torch::Tensor& values) override {
-    std::vector<torch::Tensor> one = {values};
-    group_.allreduceSum(one);
-  }
-
- private:
-  ProcessGroup& group_;
-};
-}  // namespace
-
 std::unique_ptr<BatchNormSyncScope> DataParallel::syncBatchNorm() {
   if (!group_) return nullptr;
   channel_sum_ = std::make_unique<GroupChannelSum>(*group_);

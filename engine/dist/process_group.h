@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/sync_batch_norm.h"
 #include "dist/world.h"
 
 namespace geodl {
@@ -58,6 +59,19 @@ class ProcessGroup {
   std::unique_ptr<Impl> impl_;
   WorldInfo world_;
   int64_t gathers_ = 0;
+};
+
+// BatchNorm's per-channel sums over the group's ranks (for sync_batchnorm).
+class GroupChannelSum : public ChannelSum {
+ public:
+  explicit GroupChannelSum(ProcessGroup& group) : group_(group) {}
+  void sum(torch::Tensor& values) override {
+    std::vector<torch::Tensor> one = {values};
+    group_.allreduceSum(one);
+  }
+
+ private:
+  ProcessGroup& group_;
 };
 
 }  // namespace geodl

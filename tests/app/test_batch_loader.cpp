@@ -18,17 +18,23 @@ namespace {
 namespace fs = std::filesystem;
 using namespace test;  // TempDir, makeStore, kSize, kBands, expectErrorContaining
 
+// A loader of the first `samples` of a 3-band store, 2 classes, unnormalized.
+LoaderOptions plainLoader(const std::string& store, int64_t samples, int batch_size) {
+  LoaderOptions o;
+  o.store = store;
+  o.samples = samples;
+  o.batch_size = batch_size;
+  o.mean = {0, 0, 0};
+  o.std = {1, 1, 1};
+  o.num_classes = 2;
+  return o;
+}
+
 TEST(BatchLoader, EverySampleOnceInAnOrderThatDependsOnlyOnSeedAndEpoch) {
   TempDir dir;
   const std::string store = makeStore(dir.path("s.hdf5"), 11, 5);
   const auto epochOrder = [&](int threads, int epoch, bool shuffle, int rank = 0, int world = 1) {
-    LoaderOptions o;
-    o.store = store;
-    o.samples = 11;
-    o.batch_size = 3;
-    o.mean = {0, 0, 0};
-    o.std = {1, 1, 1};
-    o.num_classes = 2;
+    LoaderOptions o = plainLoader(store, 11, 3);
     o.seed = 9;
     o.shuffle = shuffle;
     o.threads = threads;
@@ -65,14 +71,7 @@ TEST(BatchLoader, EverySampleOnceInAnOrderThatDependsOnlyOnSeedAndEpoch) {
 TEST(BatchLoader, LabelBeyondTheClassesIsAClearError) {
   TempDir dir;
   const std::string store = makeStore(dir.path("s.hdf5"), 4, 5, 3);
-  LoaderOptions o;
-  o.store = store;
-  o.samples = 4;
-  o.batch_size = 2;
-  o.mean = {0, 0, 0};
-  o.std = {1, 1, 1};
-  o.num_classes = 2;
-  BatchLoader loader(o);
+  BatchLoader loader(plainLoader(store, 4, 2));
   loader.startEpoch(0);
   Batch b;
   expectErrorContaining([&] { loader.next(b); }, "has pixels of class 2 but the model has 2 classes");

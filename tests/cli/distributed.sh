@@ -13,6 +13,22 @@ work=$(realpath "$work")
 base=(-q train "$config" --samples-size 64 --seed 4)
 args=("${base[@]}" --batch-size 2 --collective-timeout 20)
 port() { /usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+# two_ranks NAME FLAGS...: ranks 0 and 1 started with torchrun's variables on a fresh port,
+# logging to $work/NAME-RANK.log; their process ids in $pids.
+two_ranks() {
+  local name=$1 p; shift; p=$(port); pids=()
+  for rank in 0 1; do
+    RANK=$rank WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$p "$geodl" "${args[@]}" "$@" > "$work/$name-$rank.log" 2>&1 &
+    pids+=($!)
+  done
+}
+# first_epoch FOLDER: waits until the run writing FOLDER has finished its first epoch.
+first_epoch() {
+  for _ in $(seq 1 3000); do
+    [ "$( (cat "$1/metrics.csv" 2>/dev/null || true) | wc -l)" -ge 2 ] && return
+    sleep 0.02
+  done
+}
 identical() { grep -q "weights identical on all 2 ranks" "$1" || { echo "$2: no identical-weights line:"; cat "$1"; exit 1; }; }
 
 # 1. The launchers.
@@ -111,16 +127,8 @@ done
 echo "another config on rank 1: both ranks exit 3 ($(grep -o 'rank 1 would[^;]*' "$work/mismatch-0.log"))"
 
 # 4. A rank killed mid-run: the other stops within the timeout, files complete, resume works.
-p=$(port); pids=()
-for rank in 0 1; do
-  RANK=$rank WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$p "$geodl" "${args[@]}" --epochs 30 \
-    --output-path "$work/killed" > "$work/killed-$rank.log" 2>&1 &
-  pids+=($!)
-done
-for _ in $(seq 1 3000); do
-  [ "$( (cat "$work/killed/metrics.csv" 2>/dev/null || true) | wc -l)" -ge 2 ] && break
-  sleep 0.02
-done
+two_ranks killed --epochs 30 --output-path "$work/killed"
+first_epoch "$work/killed"
 kill -9 "${pids[1]}"
 start=$(date +%s)
 set +e; wait "${pids[0]}"; code=$?; set -e
@@ -135,16 +143,8 @@ echo "rank 1 killed: rank 0 stopped after $seconds s with exit code $code ($(gre
 
 # 5. SIGTERM on one rank stops both at the same batch (exit 5), the checkpoint kept; and
 # SIGTERM to the --nproc launcher reaches its ranks.
-p=$(port); pids=()
-for rank in 0 1; do
-  RANK=$rank WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$p "$geodl" "${args[@]}" --epochs 30 \
-    --output-path "$work/stopped" > "$work/stopped-$rank.log" 2>&1 &
-  pids+=($!)
-done
-for _ in $(seq 1 3000); do
-  [ "$( (cat "$work/stopped/metrics.csv" 2>/dev/null || true) | wc -l)" -ge 2 ] && break
-  sleep 0.02
-done
+two_ranks stopped --epochs 30 --output-path "$work/stopped"
+first_epoch "$work/stopped"
 kill -TERM "${pids[1]}"
 for rank in 0 1; do
   set +e; wait "${pids[$rank]}"; code=$?; set -e
@@ -153,10 +153,7 @@ done
 grep -q "continue with --resume" "$work/stopped-0.log"
 "$geodl" "${args[@]}" --epochs 30 --output-path "$work/launcher" --nproc 2 > "$work/launcher.log" 2>&1 &
 pid=$!
-for _ in $(seq 1 3000); do
-  [ "$( (cat "$work/launcher/metrics.csv" 2>/dev/null || true) | wc -l)" -ge 2 ] && break
-  sleep 0.02
-done
+first_epoch "$work/launcher"
 kill -TERM $pid
 set +e; wait $pid; code=$?; set -e
 [ $code = 5 ] || { echo "SIGTERM on the launcher: exit code $code, expected 5"; cat "$work/launcher.log"; exit 1; }

@@ -81,7 +81,14 @@ TEST(ModelFile, RoundTripKeepsWeightsMetadataAndOutputs) {
                         "has no 'model_name'");
 }
 
-// A small model and its description.
+// A small model (unetsmall, 3 bands, 2 classes) and its description.
+ModelSpec smallSpec() {
+  ModelSpec spec = modelSpecFromName("unetsmall");
+  spec.bands = 3;
+  spec.classes = 2;
+  return spec;
+}
+
 ModelInfo smallInfo(const ModelSpec& spec) {
   ModelInfo info;
   info.engine_version = "9.9";
@@ -109,9 +116,7 @@ void flipABitOf(const std::string& path, const torch::Tensor& t) {
 
 TEST(ModelFile, AFlippedWeightBitIsRefusedAsDamagedAndOldFilesLoadWithAWarning) {
   TempDir dir;
-  ModelSpec spec = modelSpecFromName("unetsmall");
-  spec.bands = 3;
-  spec.classes = 2;
+  const ModelSpec spec = smallSpec();
   torch::manual_seed(5);
   auto model = makeModel(spec);
   const ModelInfo info = smallInfo(spec);
@@ -140,9 +145,7 @@ TEST(ModelFile, AFlippedWeightBitIsRefusedAsDamagedAndOldFilesLoadWithAWarning) 
 
 TEST(ModelFile, ACheckpointWithDamagedOptimizerStateIsRefusedOnResume) {
   TempDir dir;
-  ModelSpec spec = modelSpecFromName("unetsmall");
-  spec.bands = 3;
-  spec.classes = 2;
+  const ModelSpec spec = smallSpec();
   torch::manual_seed(6);
   auto model = makeModel(spec);
   torch::optim::Adam adam(model->parameters(), torch::optim::AdamOptions(1e-3));
