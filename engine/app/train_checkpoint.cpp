@@ -2,8 +2,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include <cstdio>
-
 #include "base/errors.h"
 
 namespace geodl {
@@ -16,39 +14,26 @@ constexpr const char* kCheckpointKey = "geodl_checkpoint";
 constexpr const char* kOptimizerKey = "optimizer";
 constexpr const char* kOptimizerDigestKey = "geodl_optimizer_digest";
 
-void hashBytes(uint64_t& hash, const void* data, size_t n) {
-  const auto* bytes = static_cast<const uint8_t*>(data);
-  for (size_t i = 0; i < n; ++i) hash = (hash ^ bytes[i]) * 1099511628211ull;
-}
-
-void hashTensor(uint64_t& hash, const torch::Tensor& t) {
-  if (!t.defined()) return;
-  const torch::Tensor c = t.detach().to(torch::kCPU).contiguous();
-  hashBytes(hash, c.data_ptr(), size_t(c.numel()) * c.element_size());
-}
-
 // A digest of the optimizer's state (learning rates, and each parameter's moments in the
 // parameters' order), to tell a damaged checkpoint from a good one.
 std::string optimizerDigest(torch::optim::Optimizer& optimizer) {
-  uint64_t hash = 1469598103934665603ull;
+  uint64_t hash = kDigestStart;
   for (auto& group : optimizer.param_groups()) {
     const double lr = group.options().get_lr();
-    hashBytes(hash, &lr, sizeof lr);
+    addToDigest(hash, &lr, sizeof lr);
     for (const auto& p : group.params()) {
       auto it = optimizer.state().find(c10::guts::to_string(p.unsafeGetTensorImpl()));
       if (it == optimizer.state().end()) continue;
       if (auto* adam = dynamic_cast<torch::optim::AdamParamState*>(it->second.get())) {
         const int64_t step = adam->step();
-        hashBytes(hash, &step, sizeof step);
-        hashTensor(hash, adam->exp_avg());
-        hashTensor(hash, adam->exp_avg_sq());
-        hashTensor(hash, adam->max_exp_avg_sq());
+        addToDigest(hash, &step, sizeof step);
+        addToDigest(hash, adam->exp_avg());
+        addToDigest(hash, adam->exp_avg_sq());
+        addToDigest(hash, adam->max_exp_avg_sq());
       }
     }
   }
-  char text[17];
-  std::snprintf(text, sizeof(text), "%016llx", static_cast<unsigned long long>(hash));
-  return text;
+  return digestText(hash);
 }
 
 json metricsToJson(const SegmentationMetrics& m) {

@@ -37,11 +37,6 @@ int syncPath(const std::string& path, bool directory) {
 // writers and libraries add (".gpkg", ".cog.tif", ".aux.xml", "-journal").
 constexpr size_t kTemporaryRoom = 5 + 7 + 5 + 8 + 8;
 
-size_t nameLimit(const fs::path& folder) {
-  const long limit = ::pathconf(folder.c_str(), _PC_NAME_MAX);
-  return limit > 0 ? size_t(limit) : size_t(NAME_MAX);
-}
-
 std::string hashedStem(const std::string& name) {
   uint64_t hash = 1469598103934665603ull;
   for (char c : name) hash = (hash ^ uint8_t(c)) * 1099511628211ull;
@@ -65,10 +60,19 @@ std::string sizeText(uint64_t bytes) {
 
 }  // namespace
 
+size_t fileNameLimit(const std::string& folder) {
+  fs::path existing = fs::absolute(folder);
+  std::error_code ec;
+  while (!existing.empty() && !fs::exists(existing, ec) && existing != existing.parent_path())
+    existing = existing.parent_path();
+  const long limit = ::pathconf(existing.c_str(), _PC_NAME_MAX);
+  return limit > 0 ? size_t(limit) : size_t(NAME_MAX);
+}
+
 std::string temporaryPathFor(const std::string& path, const std::string& suffix) {
   const fs::path target = fs::absolute(path);
   const std::string name = target.filename().string();
-  const bool fits = 1 + name.size() + kTemporaryRoom <= nameLimit(target.parent_path());
+  const bool fits = 1 + name.size() + kTemporaryRoom <= fileNameLimit(target.parent_path().string());
   const std::string stem = fits ? "." + name + ".tmp-" : hashedStem(name);
   return (target.parent_path() / (stem + std::to_string(::getpid()) + suffix)).string();
 }

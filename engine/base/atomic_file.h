@@ -16,6 +16,10 @@ namespace geodl {
 // limit always has a temporary.
 std::string temporaryPathFor(const std::string& path, const std::string& suffix = "");
 
+// The longest file name the file system holding `folder` allows (255 on most), asked of
+// the nearest folder that exists.
+size_t fileNameLimit(const std::string& folder);
+
 // Why writing `path` failed, for a message: "no space left on the device ..." when the file
 // system holding it is full (errno ENOSPC or EDQUOT, or almost nothing free: libraries do
 // not always keep errno), the file-size limit for EFBIG, else the system's text for `error`

@@ -1,9 +1,6 @@
 #include "base/file_identity.h"
 
 #include <sys/stat.h>
-#include <unistd.h>
-
-#include <climits>
 
 #include <filesystem>
 
@@ -63,10 +60,7 @@ void checkOutputNames(const std::vector<JobOutput>& outputs) {
   for (const auto& out : outputs) {
     if (out.path.empty()) continue;
     const std::filesystem::path path = std::filesystem::absolute(out.path);
-    std::filesystem::path folder = path.parent_path();
-    while (!folder.empty() && !std::filesystem::exists(folder) && folder != folder.parent_path()) folder = folder.parent_path();
-    const long limit = ::pathconf(folder.c_str(), _PC_NAME_MAX);
-    const size_t most = limit > 0 ? size_t(limit) : size_t(NAME_MAX);
+    const size_t most = fileNameLimit(path.parent_path().string());
     const std::string name = path.filename().string();
     if (name.size() > most)
       throw InputError("the name of " + out.role + " ('" + name.substr(0, 40) + "...') is " +

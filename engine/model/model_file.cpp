@@ -202,18 +202,30 @@ std::optional<ModelInfo> tryReadModelInfo(const std::string& path) {
 
 bool isModelFile(const std::string& path) { return openModelArchive(path).has_value(); }
 
-std::string weightsDigest(SegmentationModelImpl& model) {
-  uint64_t hash = 1469598103934665603ull;
-  for (const auto& [name, tensor] : namedState(model)) {
-    for (char c : name) hash = (hash ^ uint8_t(c)) * 1099511628211ull;
-    const torch::Tensor t = tensor.detach().to(torch::kCPU).contiguous();
-    const auto* bytes = static_cast<const uint8_t*>(t.data_ptr());
-    const size_t n = size_t(t.numel()) * t.element_size();
-    for (size_t i = 0; i < n; ++i) hash = (hash ^ bytes[i]) * 1099511628211ull;
-  }
+void addToDigest(uint64_t& hash, const void* data, size_t n) {
+  const auto* bytes = static_cast<const uint8_t*>(data);
+  for (size_t i = 0; i < n; ++i) hash = (hash ^ bytes[i]) * 1099511628211ull;
+}
+
+void addToDigest(uint64_t& hash, const torch::Tensor& tensor) {
+  if (!tensor.defined()) return;
+  const torch::Tensor t = tensor.detach().to(torch::kCPU).contiguous();
+  addToDigest(hash, t.data_ptr(), size_t(t.numel()) * t.element_size());
+}
+
+std::string digestText(uint64_t hash) {
   char text[17];
   std::snprintf(text, sizeof(text), "%016llx", static_cast<unsigned long long>(hash));
   return text;
+}
+
+std::string weightsDigest(SegmentationModelImpl& model) {
+  uint64_t hash = kDigestStart;
+  for (const auto& [name, tensor] : namedState(model)) {
+    addToDigest(hash, name.data(), name.size());
+    addToDigest(hash, tensor);
+  }
+  return digestText(hash);
 }
 
 std::vector<std::string> loadPretrainedWeights(SegmentationModelImpl& model, const std::string& path) {
