@@ -899,12 +899,12 @@ Rapport : %2</translation>
         <translation>La couche de la vérité terrain (par défaut : la première) ; QGIS la renseigne.</translation>
     </message>
     <message>
-        <source>Data-parallel training: seconds a rank waits for the others before all stop (a rank that died or hung).</source>
-        <translation>Entraînement parallèle : secondes pendant lesquelles un rang attend les autres avant que tous s&apos;arrêtent (un rang mort ou bloqué).</translation>
-    </message>
-    <message>
         <source>Data-parallel training: BatchNorm computes its batch statistics over all ranks&apos; batches (as one process with the global batch would), not each rank&apos;s own.</source>
         <translation>Entraînement parallèle : la BatchNorm calcule ses statistiques sur les lots de tous les rangs (comme le ferait un seul processus avec le lot global), et non sur le lot de chaque rang.</translation>
+    </message>
+    <message>
+        <source>Several processes (--nproc, torchrun, srun): seconds a rank waits for the others before all stop (a rank that died or hung).</source>
+        <translation>Plusieurs processus (--nproc, torchrun, srun) : secondes pendant lesquelles un rang attend les autres avant que tous s’arrêtent (un rang mort ou bloqué).</translation>
     </message>
 </context>
 </TS>

@@ -1,14 +1,17 @@
-// Training with several processes (data parallelism on c10d): what the training job asks
-// of the other ranks, in its own words. In one process every call is a no-op.
+// A job with several processes on c10d: what training (data parallelism), classification
+// and samples (shared windows) ask of the other ranks, in their own words. In one process
+// every call is a no-op.
 #pragma once
 
 #include <torch/torch.h>
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "base/progress.h"
 #include "dist/world.h"
 
 namespace geodl {
@@ -21,7 +24,8 @@ class ChannelSum;
 class DataParallel {
  public:
   // Joins the other ranks of `world` (nothing to join in one process); throws IoError.
-  DataParallel(const WorldInfo& world, double timeout_seconds);
+  // `advice` ends the message when a rank is lost: what the user can do then.
+  DataParallel(const WorldInfo& world, double timeout_seconds, const std::string& advice);
   ~DataParallel();
   DataParallel(const DataParallel&) = delete;
   DataParallel& operator=(const DataParallel&) = delete;
@@ -38,8 +42,9 @@ class DataParallel {
   // that gave up).
   void together(const std::function<void()>& stage);
   // Refuses to go on when another rank's description of the run (JSON: the options, the
-  // model, the stores, the version) differs from rank 0's, naming the rank and the key.
-  void checkSameRun(const std::string& description);
+  // model, the stores, the version) differs from rank 0's, naming the rank and the key;
+  // `what`: "train another run", "classify another job".
+  void checkSameRun(const std::string& description, const std::string& what = "train another run");
   int64_t rankZeroValue(int64_t value);
   int64_t minimum(int64_t value);
   // Rank 0's parameters and buffers, on every rank.
@@ -61,11 +66,74 @@ class DataParallel {
   // Refuses to go on when the weights' digests differ between ranks after an epoch.
   void checkSameWeights(const std::string& digest, int epoch);
 
+  // Jobs whose ranks work at their own pace (classification, samples), where no rank may
+  // wait in a collective for one still at work (the collective's timeout would fire):
+  // Runs `work`; when it throws, the others learn it (reportFailure) before it goes on.
+  void guarded(const std::function<void()>& work);
+  // This rank failed: the others stop at their next check, with its message (a cancel
+  // stops them as cancelled).
+  void reportFailure(const std::string& message, bool cancelled) noexcept;
+  // Throws when another rank reported a failure (its message; Cancelled for a cancel) or,
+  // watched by rank 0, stopped its heartbeat for the collective timeout. Asks the store at
+  // most 5 times a second.
+  void checkOthers();
+  // Marks this rank past `stage`, then waits until every rank is, checking the others and
+  // calling `tick` (progress) 5 times a second.
+  void awaitAll(const std::string& stage, const std::function<void()>& tick = {});
+  // Every rank's text, in rank order (the ranks at the same point).
+  std::vector<std::string> gatherText(const std::string& text);
+  // A counter every rank adds to (delta 0 reads it).
+  int64_t addToCounter(const std::string& key, int64_t delta);
+  // Waits until every rank is here (a collective: the ranks at the same point).
+  void barrier();
+
  private:
+  void watchHeartbeats();
   WorldInfo world_;
   std::unique_ptr<ProcessGroup> group_;
   std::unique_ptr<GradientReducer> reducer_;
   std::unique_ptr<ChannelSum> channel_sum_;
+  // checkOthers(): when it last asked, and each rank's heartbeats when they last changed.
+  std::chrono::steady_clock::time_point checked_{}, watched_{};
+  std::vector<int64_t> beats_;
+  std::vector<std::chrono::steady_clock::time_point> beat_changed_;
+};
+
+// Every rank's part files of a job (each beside the outputs, under a temporary name), removed
+// by any rank that sees the job fail: a rank that was killed cannot remove its own. Each
+// rank's own also go with its writers.
+struct PartFiles {
+  std::vector<std::string> files;
+  PartFiles() = default;
+  PartFiles(const PartFiles&) = delete;
+  PartFiles& operator=(const PartFiles&) = delete;
+  ~PartFiles();
+  bool keep = false;  // the job went well: their writers remove them
+};
+
+// The progress of a job shared by ranks, in units every rank counts alike (windows,
+// pixels): rank 0 shows the whole job's (the units done on every rank, through the store),
+// the others their own; cancelled when this rank's user cancels, and checking the other
+// ranks (a failure there throws here). In one process: the parent's progress as it is.
+class RankProgress final : public Progress {
+ public:
+  // `counter`: the units' name, then ':' and what makes it unique in the job ("windows:
+  // OUTPUT"); `total`: the job's units on all ranks; `mine`: this rank's share of them.
+  RankProgress(Progress& parent, DataParallel& ranks, std::string counter, int64_t total, int64_t mine);
+  void report(double fraction, const std::string& message) override;  // of this rank's share
+  bool cancelled() const override;
+  void log(const std::string& message) override { parent_.log(message); }
+  // Rank 0 waiting for the others: the job's progress meanwhile. Publishes what is left of
+  // this rank's share first.
+  void showJob();
+
+ private:
+  void publish(bool now);
+  Progress& parent_;
+  DataParallel& ranks_;
+  std::string counter_;
+  int64_t total_, mine_, done_ = 0, published_ = 0;
+  std::chrono::steady_clock::time_point last_{};
 };
 
 }  // namespace geodl

@@ -33,6 +33,17 @@ inline OptionTexts memoryBudgetTexts() {
           GEODL_TR("The memory batch size 0 may fill (0: half the free RAM, or 90% of the GPU's).")};
 }
 
+inline OptionTexts collectiveTimeoutTexts() {
+  return {"", GEODL_TR("Several processes (--nproc, torchrun, srun): seconds a rank waits for the others "
+                       "before all stop (a rank that died or hung).")};
+}
+
+template <class O>
+Option<O> collectiveTimeoutOption(Option<O> o, const std::string& key) {
+  return o.range(1, 86400).config(key).cli("collective-timeout")
+      .describe(collectiveTimeoutTexts().label, collectiveTimeoutTexts().help);
+}
+
 template <class O>
 Option<O> deviceOption(Option<O> o, const std::string& key = "") {
   if (!key.empty()) o.config(key);

@@ -636,7 +636,8 @@ TrainResult train(const TrainOptions& options, Progress& progress) {
 
   // 0. The other ranks, when there are (a failure of any rank in the stages below stops
   // them all, with its message).
-  DataParallel ranks(options.world, options.collective_timeout);
+  DataParallel ranks(options.world, options.collective_timeout,
+                     "the last complete epoch is in last_checkpoint.pt: continue with --resume");
   result.world_size = ranks.size();
 
   // 1. Check and plan: nothing is written before everything is checked (the folders it

@@ -177,10 +177,7 @@ OptionTable<O> runOptions() {
           .describe(GEODL_TR("Deterministic"),
                     GEODL_TR("Deterministic algorithms: the same seed gives the same losses and weights.")),
       threadsOption(option("threads", &O::threads), "training.threads"),
-      option("collective_timeout", &O::collective_timeout)
-          .range(1, 86400).config("training.collective_timeout").cli("collective-timeout")
-          .describe("", GEODL_TR("Data-parallel training: seconds a rank waits for the others before all stop "
-                                 "(a rank that died or hung).")),
+      collectiveTimeoutOption(option("collective_timeout", &O::collective_timeout), "training.collective_timeout"),
       option("sync_batchnorm", &O::sync_batchnorm)
           .config("training.sync_batchnorm").cli("sync-batchnorm")
           .describe("", GEODL_TR("Data-parallel training: BatchNorm computes its batch statistics over all ranks' "

@@ -33,6 +33,7 @@ class OutOfMemoryError : public Error {
 class Cancelled : public Error {
  public:
   Cancelled() : Error("cancelled by the user") {}
+  explicit Cancelled(const std::string& why) : Error(why) {}
 };
 
 }  // namespace geodl

@@ -84,7 +84,7 @@ class WindowReader {
  private:
   void read(const TileSource& source, const TileJob& job) {
     const int window = job.plan.window;
-    for (size_t k = 0; k < job.plan.ys.size(); ++k) {
+    for (size_t k = size_t(job.band.first_row); k < size_t(job.band.end(job.plan)); ++k) {
       const std::vector<int>& xs = job.row_windows[k];
       if (xs.empty() && !queue_.push({k, {}, {}, {}, true})) return;
       for (size_t start = 0; start < xs.size(); start += size_t(job.batch_size)) {
@@ -135,13 +135,15 @@ constexpr int kColumnChunk = 2048;
 // (a window's height of rows from `top`), and where a valid pixel contributed.
 class RowBlender {
  public:
-  RowBlender(const TilePlan& plan, int classes)
+  // Rows from `top` (a band's first computed row).
+  RowBlender(const TilePlan& plan, int classes, int top)
       : width_(plan.width), height_(plan.height), window_(plan.window), rows_(std::min(plan.window, plan.height)),
         weights_(torch::from_blob(blendWeights(plan.window, plan.overlap).data(), {plan.window, plan.window},
                                   torch::kFloat).clone()),
         acc_(torch::zeros({classes, rows_, width_})),
         acc_w_(torch::zeros({rows_, width_})),
-        acc_valid_(torch::zeros({rows_, width_}, torch::kUInt8)) {}
+        acc_valid_(torch::zeros({rows_, width_}, torch::kUInt8)),
+        top_(top) {}
 
   int top() const { return top_; }
 
@@ -183,7 +185,7 @@ class RowBlender {
  private:
   int width_, height_, window_, rows_;
   torch::Tensor weights_, acc_, acc_w_, acc_valid_;
-  int top_ = 0;
+  int top_;
 };
 
 struct FinalRows {
@@ -249,13 +251,14 @@ TileResult classifyTiles(const std::function<torch::Tensor(const torch::Tensor&)
   const TilePlan& plan = job.plan;
   TileResult result;
   result.class_pixels.assign(size_t(job.classes), 0);
+  const size_t first = size_t(job.band.first_row), end = size_t(job.band.end(plan));
   int64_t to_compute = 0;
-  for (const auto& xs : job.row_windows) to_compute += int64_t(xs.size());
+  for (size_t k = first; k < end; ++k) to_compute += int64_t(job.row_windows[k].size());
   WindowReader reader(source, job);
-  RowBlender blender(plan, job.classes);
+  RowBlender blender(plan, job.classes, first < plan.ys.size() ? plan.ys[first] : 0);
   // Writing runs in a thread of its own, one block of rows at a time, overlapping the model.
   RowWriter writer;
-  for (size_t k = 0; k < plan.ys.size(); ++k) {
+  for (size_t k = first; k < end; ++k) {
     for (bool row_done = false; !row_done;) {
       progress.checkCancelled();
       WindowBatch item = reader.next();
@@ -275,6 +278,10 @@ TileResult classifyTiles(const std::function<torch::Tensor(const torch::Tensor&)
     const int next_y = k + 1 < plan.ys.size() ? plan.ys[k + 1] : plan.height;
     const int n = next_y - blender.top();
     if (n <= 0) continue;
+    if (int(k) < job.band.first_block) {  // the neighbour's rows, computed for the blend only
+      blender.slide(next_y);
+      continue;
+    }
     FinalRows rows = finishRows(blender, job, n, sink.probabilities(), result);
     writer.write([&sink, rows, y = blender.top(), n] {
       sink.writeRows(y, n, rows.ids.data_ptr<uint8_t>(), rows.probs.defined() ? rows.probs.data_ptr() : nullptr);

@@ -27,6 +27,7 @@ struct TileJob {
   std::vector<uint8_t> class_ids;             // the output id of each class
   int batch_size = 4;
   PixelRect area;                             // only this part is classified
+  RowBand band;                               // the rows written (a rank's share); all by default
   // Optional: 1 where rows [y, y + n) are inside the mask (n x width); elsewhere nodata.
   std::function<void(int y, int n, std::vector<uint8_t>& inside)> inside;
 };
@@ -37,7 +38,8 @@ struct TileResult {
   int64_t windows_computed = 0;
 };
 
-// Classifies the job's windows: `probabilities` maps a batch of normalized windows (N,
+// Classifies the job's windows (those of its band's rows; only the band's blocks reach the
+// sink, with the row numbers of the whole raster): `probabilities` maps a batch of normalized windows (N,
 // bands, window, window) on `device` to class probabilities (N, classes, window, window).
 // Throws InputError when the model's output has another shape, Cancelled when progress
 // says so (the sink then has part of the rows: its owner discards them).

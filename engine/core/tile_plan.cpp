@@ -61,4 +61,44 @@ std::vector<float> blendWeights(int window, int overlap) {
   return weights;
 }
 
+int RowBand::y0(const TilePlan& plan) const {
+  return first_block < int(plan.ys.size()) ? plan.ys[size_t(first_block)] : plan.height;
+}
+
+int RowBand::y1(const TilePlan& plan) const {
+  const int e = end(plan);
+  return e < int(plan.ys.size()) ? plan.ys[size_t(e)] : plan.height;
+}
+
+int firstContributingRow(const TilePlan& plan, int block) {
+  int row = block;
+  while (row > 0 && plan.ys[size_t(row - 1)] + plan.window > plan.ys[size_t(block)]) --row;
+  return row;
+}
+
+std::vector<RowBand> splitRows(const TilePlan& plan, const std::vector<int64_t>& row_windows, int parts) {
+  if (parts < 1) throw InputError("a plan is shared between at least one rank");
+  const int blocks = int(plan.ys.size());
+  std::vector<double> cost(size_t(blocks), 0.0);
+  double total = 0;
+  for (int k = 0; k < blocks; ++k) total += cost[size_t(k)] = k < int(row_windows.size()) ? double(row_windows[size_t(k)]) : 0.0;
+  if (total == 0) {  // nothing to compute: rows of nodata, shared evenly
+    std::fill(cost.begin(), cost.end(), 1.0);
+    total = blocks;
+  }
+  std::vector<RowBand> bands(static_cast<size_t>(parts));
+  int k = 0;
+  double done = 0;
+  for (int r = 0; r < parts; ++r) {
+    RowBand& band = bands[size_t(r)];
+    band.first_block = k;
+    const double target = total * (r + 1) / parts;
+    // A block goes to this band while the band's share, to the block's middle, is not full.
+    while (k < blocks && (r == parts - 1 || done + cost[size_t(k)] / 2 < target)) done += cost[size_t(k++)];
+    band.end_block = k;
+    band.first_row = k > band.first_block ? firstContributingRow(plan, band.first_block) : band.first_block;
+  }
+  return bands;
+}
+
 }  // namespace geodl

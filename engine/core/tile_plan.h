@@ -22,6 +22,29 @@ struct TilePlan {
 // window is not larger than twice the overlap, or a size is not positive.
 TilePlan planTiles(int width, int height, int window, double overlap_percent);
 
+// A plan's rows shared between processes. Output block k is rows [ys[k], ys[k + 1]) (the
+// last up to the height): final once the windows of row k are blended in, and made of the
+// windows of rows first..k that reach it. A band writes blocks [first_block, end_block) and
+// computes the window rows [first_row, end_block): the rows before its first block are
+// computed again (its neighbour computes them too) so that each of its pixels gets exactly
+// the blend one process gives it.
+struct RowBand {
+  int first_block = 0, end_block = -1;  // -1: to the plan's last row
+  int first_row = 0;
+  int end(const TilePlan& plan) const { return end_block < 0 ? int(plan.ys.size()) : end_block; }
+  bool empty(const TilePlan& plan) const { return end(plan) <= first_block; }
+  int y0(const TilePlan& plan) const;  // the rows written: [y0, y1)
+  int y1(const TilePlan& plan) const;
+};
+
+// The first window row whose windows reach the rows of block k.
+int firstContributingRow(const TilePlan& plan, int block);
+
+// Contiguous bands of blocks for `parts` ranks, balanced by the windows each computes
+// (`row_windows[k]`: the windows of row k that are computed; an extent or a mask leaves
+// rows without any). Ranks beyond the rows get empty bands.
+std::vector<RowBand> splitRows(const TilePlan& plan, const std::vector<int64_t>& row_windows, int parts);
+
 // Per-pixel weights of one window (window x window, row-major): 1 in the middle, rising
 // smoothly (raised cosine) from a small positive value at the borders over `overlap`
 // pixels, so that a blend of overlapping windows has no hard cut and every pixel has

@@ -52,8 +52,8 @@ void ProcessGroup::Pending::wait() {
   impl_->work.reset();
 }
 
-ProcessGroup::ProcessGroup(const WorldInfo& world, std::chrono::milliseconds timeout)
-    : impl_(std::make_unique<Impl>()), world_(world) {
+ProcessGroup::ProcessGroup(const WorldInfo& world, std::chrono::milliseconds timeout, const std::string& advice)
+    : impl_(std::make_unique<Impl>()), world_(world), advice_(advice) {
   impl_->timeout = timeout;
   const std::string where = world.master_addr + ":" + std::to_string(world.master_port);
   try {
@@ -129,7 +129,7 @@ void ProcessGroup::lost(const std::string& what, const std::exception& e) const 
   const std::string text = e.what();
   throw IoError(what + " with the other ranks failed: " + lostRanks() + " (" + text.substr(0, text.find('\n')) +
                 "; collective_timeout " + std::to_string(impl_->timeout.count() / 1000) +
-                " s); the last complete epoch is in last_checkpoint.pt: continue with --resume");
+                " s); " + advice_);
 }
 
 ProcessGroup::Pending ProcessGroup::allreduceSumAsync(std::vector<torch::Tensor>& tensors) {
@@ -197,5 +197,48 @@ int64_t ProcessGroup::broadcastValue(int64_t value, int root) {
   broadcast(t, root);
   return t[0].item<int64_t>();
 }
+
+int64_t ProcessGroup::add(const std::string& key, int64_t delta) {
+  try {
+    return impl_->store->add("job/" + key, delta);
+  } catch (const std::exception& e) {
+    lost("an exchange through the store", e);
+  }
+}
+
+void ProcessGroup::setText(const std::string& key, const std::string& text) {
+  try {
+    impl_->store->set("job/" + key, std::vector<uint8_t>(text.begin(), text.end()));
+  } catch (const std::exception& e) {
+    lost("an exchange through the store", e);
+  }
+}
+
+std::string ProcessGroup::text(const std::string& key) {
+  try {
+    const auto bytes = impl_->store->get("job/" + key);
+    return std::string(bytes.begin(), bytes.end());
+  } catch (const std::exception& e) {
+    lost("an exchange through the store", e);
+  }
+}
+
+bool ProcessGroup::has(const std::string& key) {
+  try {
+    return impl_->store->check({"job/" + key});
+  } catch (const std::exception& e) {
+    lost("an exchange through the store", e);
+  }
+}
+
+int64_t ProcessGroup::heartbeats(int r) {
+  try {
+    return impl_->store->add("heartbeat/" + std::to_string(r), 0);
+  } catch (const std::exception& e) {
+    lost("an exchange through the store", e);
+  }
+}
+
+std::chrono::milliseconds ProcessGroup::timeout() const { return impl_->timeout; }
 
 }  // namespace geodl

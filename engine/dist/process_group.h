@@ -19,8 +19,9 @@ class ProcessGroup {
  public:
   // Connects to the other ranks within `timeout` (also every collective's limit). Throws
   // IoError naming the address and port when it cannot (a port in use, an unreachable
-  // MASTER_ADDR, a rank that never came).
-  ProcessGroup(const WorldInfo& world, std::chrono::milliseconds timeout);
+  // MASTER_ADDR, a rank that never came). `advice` ends the message of a lost rank: what
+  // the user can do then (training: continue with --resume).
+  ProcessGroup(const WorldInfo& world, std::chrono::milliseconds timeout, const std::string& advice);
   ~ProcessGroup();
   ProcessGroup(const ProcessGroup&) = delete;
   ProcessGroup& operator=(const ProcessGroup&) = delete;
@@ -52,12 +53,24 @@ class ProcessGroup {
   int64_t minimum(int64_t value);
   int64_t broadcastValue(int64_t value, int root = 0);
 
+  // The store itself, for ranks that work at their own pace (classification, samples) and
+  // must not wait in a collective while another still works: a counter (add 0 reads it),
+  // a text, and whether a text was set. IoError when the store cannot be reached.
+  int64_t add(const std::string& key, int64_t delta);
+  void setText(const std::string& key, const std::string& text);
+  std::string text(const std::string& key);
+  bool has(const std::string& key);
+  // How many heartbeats rank r sent (one a second while it lives).
+  int64_t heartbeats(int r);
+  std::chrono::milliseconds timeout() const;
+
  private:
   [[noreturn]] void lost(const std::string& what, const std::exception& e) const;
   std::string lostRanks() const;
   struct Impl;
   std::unique_ptr<Impl> impl_;
   WorldInfo world_;
+  std::string advice_;
   int64_t gathers_ = 0;
 };
 

@@ -140,5 +140,33 @@ TEST(TileClassifier, AWrongOutputShapeIsNamedAndCancellingStopsTheThreads) {
   EXPECT_THROW(classifyTiles(pointwise, source, sink, everyWindow(50, 50, 16, 25), torch::kCPU, cancel), Cancelled);
 }
 
+// Ranks' bands: each rank's rows, blended from the windows that reach them (its first rows
+// computed again), are bit for bit the rows of one process; together they are every row once.
+TEST(TileClassifier, BandsOfRanksGiveExactlyTheRowsOfOneProcess) {
+  const int width = 83, height = 157;
+  torch::manual_seed(5);
+  const MemorySource source(torch::randn({kBands, height, width}));
+  // A convolution that mixes neighbours, so that a window's output depends on its origin:
+  // only the same windows in the same order give the same blend.
+  const torch::Tensor w = torch::randn({kClasses, kBands, 5, 5});
+  const auto model = [&](const torch::Tensor& x) { return torch::softmax(torch::conv2d(x, w, {}, 1, 2), 1); };
+  TileJob job = everyWindow(width, height, 32, 25);
+  NullProgress progress;
+  MemorySink whole(width, height, ProbabilityType::Float32);
+  classifyTiles(model, source, whole, job, torch::kCPU, progress);
+  std::vector<int64_t> counts(job.plan.ys.size(), int64_t(job.plan.xs.size()));
+  for (int ranks : {2, 3, 7}) {
+    MemorySink joined(width, height, ProbabilityType::Float32);
+    for (const RowBand& band : splitRows(job.plan, counts, ranks)) {
+      job.band = band;
+      joined.next_row = band.y0(job.plan);
+      if (!band.empty(job.plan)) classifyTiles(model, source, joined, job, torch::kCPU, progress);
+      EXPECT_EQ(joined.next_row, band.y1(job.plan));
+    }
+    EXPECT_TRUE(torch::equal(joined.ids, whole.ids)) << ranks << " ranks";
+    EXPECT_TRUE(torch::equal(joined.probs, whole.probs)) << ranks << " ranks";
+  }
+}
+
 }  // namespace
 }  // namespace geodl

@@ -59,5 +59,46 @@ TEST(TilePlan, BlendWeightsRiseSmoothlyAndNeverVanish) {
   for (float v : none) EXPECT_FLOAT_EQ(v, 1.0f);
 }
 
+// Bands of rows for ranks: contiguous, covering every block once, each computing the rows
+// whose windows reach its first block, balanced by the windows computed.
+TEST(TilePlan, RowBandsCoverEveryBlockOnceAndBalanceTheWindows) {
+  const TilePlan p = planTiles(230, 1000, 64, 25);  // stride 48: 21 rows of windows
+  const int rows = int(p.ys.size());
+  ASSERT_EQ(rows, 21);
+  std::vector<int64_t> windows(size_t(rows), int64_t(p.xs.size()));
+  for (int parts : {1, 2, 3, 5, 21, 30}) {
+    const auto bands = splitRows(p, windows, parts);
+    ASSERT_EQ(int(bands.size()), parts);
+    int next = 0;
+    int64_t most = 0;
+    for (const RowBand& b : bands) {
+      EXPECT_EQ(b.first_block, next);
+      next = b.end(p);
+      if (b.empty(p)) continue;
+      // The rows before the first block whose windows reach it, and no more.
+      EXPECT_LE(b.first_row, b.first_block);
+      if (b.first_row > 0) EXPECT_LE(p.ys[size_t(b.first_row - 1)] + p.window, p.ys[size_t(b.first_block)]);
+      for (int k = b.first_row; k < b.first_block; ++k) EXPECT_GT(p.ys[size_t(k)] + p.window, p.ys[size_t(b.first_block)]);
+      most = std::max<int64_t>(most, b.end(p) - b.first_block);
+    }
+    EXPECT_EQ(next, rows);
+    EXPECT_EQ(bands.front().y0(p), 0);
+    EXPECT_EQ(bands.back().y1(p), 1000);
+    EXPECT_LE(most, (rows + parts - 1) / parts + 1) << parts << " parts";
+  }
+  // An extent or a mask leaves rows without windows: they cost nothing, and the rows that
+  // have windows are split evenly.
+  std::vector<int64_t> masked(size_t(rows), 0);
+  for (int k = 10; k < 20; ++k) masked[size_t(k)] = 5;
+  const auto bands = splitRows(p, masked, 2);
+  EXPECT_EQ(bands[0].end(p), 15);
+  EXPECT_EQ(bands[0].y1(p), bands[1].y0(p));
+  // Nothing computed at all: rows shared evenly.
+  const auto none = splitRows(p, std::vector<int64_t>(size_t(rows), 0), 3);
+  EXPECT_EQ(none[0].end(p), 7);
+  EXPECT_EQ(none[1].end(p), 14);
+  EXPECT_THROW(splitRows(p, windows, 0), InputError);
+}
+
 }  // namespace
 }  // namespace geodl

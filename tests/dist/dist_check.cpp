@@ -153,7 +153,7 @@ bool checkSync(const std::string& name, ProcessGroup& group) {
 int main() {
   at::set_num_threads(1);
   const WorldInfo world = worldFromEnvironment();
-  ProcessGroup group(world, std::chrono::seconds(60));
+  ProcessGroup group(world, std::chrono::seconds(60), "start the check again");
   bool ok = true;
   for (const char* name : {"unetsmall", "checkpointed_unet"}) ok = check(name, group) && ok;
   for (const char* name : {"unetsmall", "checkpointed_unet"}) ok = checkSync(name, group) && ok;
