@@ -9,9 +9,14 @@
 #include <map>
 #include <optional>
 #include <sstream>
+#include <thread>
 
+#include <nlohmann/json.hpp>
+
+#include "app/data_parallel.h"
 #include "base/atomic_file.h"
 #include "base/file_identity.h"
+#include "base/metadata.h"
 #include "core/device.h"
 #include "base/errors.h"
 #include "core/memory.h"
@@ -191,6 +196,75 @@ std::vector<std::vector<int>> windowsToCompute(const TilePlan& plan, const Pixel
   return row_windows;
 }
 
+
+// A band's rows handed to a sink of those rows alone (a rank's part files).
+class BandSink final : public TileSink {
+ public:
+  BandSink(TileSink& inner, int y0) : inner_(inner), y0_(y0) {}
+  ProbabilityType probabilities() const override { return inner_.probabilities(); }
+  void writeRows(int y, int n, const uint8_t* ids, const void* probabilities) override {
+    inner_.writeRows(y - y0_, n, ids, probabilities);
+  }
+
+ private:
+  TileSink& inner_;
+  int y0_;
+};
+
+// A part of a rank: rows [y0, y0 + rows) of the output's grid, beside the output (the job's
+// folders are shared between the machines), under a temporary name that no output has.
+io::GeoTiffSpec bandSpec(io::GeoTiffSpec spec, int y0, int rows) {
+  auto& gt = spec.geotransform;
+  gt[0] += y0 * gt[2];
+  gt[3] += y0 * gt[5];
+  spec.height = rows;
+  spec.cog = false;
+  return spec;
+}
+std::string partPath(const std::string& output, int rank) {
+  return output.empty() ? "" : output + ".rank-" + std::to_string(rank);
+}
+
+nlohmann::json bandJson(const io::RowBandFiles& b) {
+  return {{"classes", b.classes}, {"probabilities", b.probabilities}, {"y0", b.y0}, {"rows", b.rows}};
+}
+
+// What every rank must agree on before sharing a raster.
+std::string runDescription(const ClassifyOptions& o, const io::RasterInfo& ri, const TileJob& job) {
+  std::error_code ignored;
+  nlohmann::json d = {{"engine_version", metadata::kVersion},
+                      {"input", o.input},
+                      {"raster", std::to_string(ri.width) + " x " + std::to_string(ri.height)},
+                      {"model", o.model_path},
+                      {"model_size", int64_t(std::filesystem::file_size(o.model_path, ignored))},
+                      {"output", o.output},
+                      {"probabilities", o.probabilities},
+                      {"probabilities_float", o.probabilities_float},
+                      {"polygons", o.polygons},
+                      {"window", job.plan.window},
+                      {"overlap", o.overlap},
+                      {"batch_size", job.batch_size},
+                      {"tta", o.tta},
+                      {"extent", std::vector<double>(o.extent, o.extent + 4)},
+                      {"mask", o.mask},
+                      {"cog", o.cog}};
+  return d.dump();
+}
+
+// The rows of a job's windows the ranks share: every rank's band (one process: all rows).
+std::vector<RowBand> bandsOf(const TileJob& job, const DataParallel& ranks) {
+  if (!ranks.active()) return {RowBand{}};
+  std::vector<int64_t> counts;
+  for (const auto& xs : job.row_windows) counts.push_back(int64_t(xs.size()));
+  return splitRows(job.plan, counts, ranks.size());
+}
+
+int64_t windowsOf(const TileJob& job, int first_row, int end_row) {
+  int64_t n = 0;
+  for (int k = first_row; k < end_row; ++k) n += int64_t(job.row_windows[size_t(k)].size());
+  return n;
+}
+
 }  // namespace
 
 void checkRuns(const std::vector<ClassifyOptions>& runs) {
@@ -214,90 +288,271 @@ void checkRuns(const std::vector<ClassifyOptions>& runs) {
   for (const auto& run : runs) io::RasterReader check(run.input);  // throws naming the file
 }
 
-ClassifyResult classify(const ClassifyOptions& o, Progress& progress) {
+namespace {
+
+// One raster, shared in bands between the ranks (all of it in one process).
+ClassifyResult classifyShared(const ClassifyOptions& o, DataParallel& ranks, Progress& progress) {
   CpuMemoryScope memory;  // reused blocks for the batches of windows
-  if (o.output.empty()) throw InputError("no output raster given");
-  if (o.batch_size < 0) throw InputError("the batch size must be at least 1 (0: automatic)");
-  if (o.min_area < 0) throw InputError("the minimum polygon area cannot be negative");
   OutputFolders folders;  // those it creates go again if the run fails
-  folders.create(o.output);
-  if (!o.probabilities.empty()) folders.create(o.probabilities);
-  if (!o.polygons.empty()) folders.create(o.polygons);
-  for (const auto& line : checkJobFiles({{"the class raster", o.output, FileKind::GeoTiff},
-                                         {"the probability raster", o.probabilities, FileKind::GeoTiff},
-                                         {"the polygon file", o.polygons, FileKind::GeoPackage}},
-                                        {{"the input raster", o.input}, {"the model file", o.model_path},
-                                         {"the model's sidecar", o.sidecar}, {"the mask", o.mask}}))
-    progress.log(line);
-
-  // 1. The model, the raster, and whether they fit each other.
-  const Predictor predictor = loadPredictor(o.model_path, o.sidecar);
-  const ModelInfo& info = predictor.info;
-  const io::RasterReader reader(o.input);
-  const io::RasterInfo& ri = reader.info();
+  Predictor predictor;
+  std::unique_ptr<io::RasterReader> opened;
   ClassifyResult result;
-  result.warnings = predictor.warnings;
-  checkModelFits(o, info, ri, result);
-  for (const auto& w : result.warnings) progress.log("warning: " + w);
-
-  // 2. The plan: windows, extent, mask, device, batch size.
   TileJob job;
-  job.plan = planTiles(ri.width, ri.height, o.window > 0 ? o.window : info.sample_size, o.overlap);
-  job.area = extentToPixels(o, ri);
-  job.classes = info.spec.classes;
-  for (const auto& c : info.classes) job.class_ids.push_back(uint8_t(c.id));
   std::unique_ptr<io::LabelRasterizer> mask;
-  if (!o.mask.empty()) mask = std::make_unique<io::LabelRasterizer>(io::LabelSource{o.mask, o.mask_layer, "", {}}, ri, 255);
-  job.row_windows = windowsToCompute(job.plan, job.area, mask.get());
-  if (mask) job.inside = [&](int y, int n, std::vector<uint8_t>& strip) { mask->rasterize(0, y, ri.width, n, strip); };
-  const std::string device_name = resolveDevice(o.device);
-  configureThreads(o.threads);
-  const torch::Device device(device_name);
-  predictor.to(device);
-  torch::NoGradGuard no_grad;
-  checkWindowMemory(o, job, ri.bands, device_name);
-  job.batch_size = chooseBatchSize(o, predictor, device_name, ri.bands, job.plan.window, progress);
+  std::string device_name;
+  // Checks, model, raster and plan: when any rank fails here (a file missing on one
+  // machine), every rank stops at once with its message.
+  ranks.together([&] {
+    if (o.output.empty()) throw InputError("no output raster given");
+    if (o.batch_size < 0) throw InputError("the batch size must be at least 1 (0: automatic)");
+    if (o.min_area < 0) throw InputError("the minimum polygon area cannot be negative");
+    folders.create(o.output);
+    if (!o.probabilities.empty()) folders.create(o.probabilities);
+    if (!o.polygons.empty()) folders.create(o.polygons);
+    for (const auto& line : checkJobFiles({{"the class raster", o.output, FileKind::GeoTiff},
+                                           {"the probability raster", o.probabilities, FileKind::GeoTiff},
+                                           {"the polygon file", o.polygons, FileKind::GeoPackage}},
+                                          {{"the input raster", o.input}, {"the model file", o.model_path},
+                                           {"the model's sidecar", o.sidecar}, {"the mask", o.mask}}))
+      if (ranks.writes()) progress.log(line);
 
-  // 3. The outputs, opened now so that an unwritable path fails before any work; then the
-  // windows, streamed from the raster to them.
+    // 1. The model, the raster, and whether they fit each other.
+    predictor = loadPredictor(o.model_path, o.sidecar);
+    opened = std::make_unique<io::RasterReader>(o.input);
+    result.warnings = predictor.warnings;
+    checkModelFits(o, predictor.info, opened->info(), result);
+    if (ranks.writes())
+      for (const auto& w : result.warnings) progress.log("warning: " + w);
+
+    // 2. The plan: windows, extent, mask, device, batch size.
+    const io::RasterInfo& ri = opened->info();
+    const ModelInfo& info = predictor.info;
+    job.plan = planTiles(ri.width, ri.height, o.window > 0 ? o.window : info.sample_size, o.overlap);
+    job.area = extentToPixels(o, ri);
+    job.classes = info.spec.classes;
+    for (const auto& c : info.classes) job.class_ids.push_back(uint8_t(c.id));
+    if (!o.mask.empty())
+      mask = std::make_unique<io::LabelRasterizer>(io::LabelSource{o.mask, o.mask_layer, "", {}}, ri, 255);
+    job.row_windows = windowsToCompute(job.plan, job.area, mask.get());
+    device_name = resolveDevice(o.device);
+    configureThreads(o.threads);
+    predictor.to(torch::Device(device_name));
+    checkWindowMemory(o, job, ri.bands, device_name);
+    torch::NoGradGuard no_grad;
+    job.batch_size = chooseBatchSize(o, predictor, device_name, ri.bands, job.plan.window, progress);
+  });
+  const io::RasterReader& reader = *opened;
+  const io::RasterInfo& ri = reader.info();
+  const ModelInfo& info = predictor.info;
+  if (mask) job.inside = [&](int y, int n, std::vector<uint8_t>& strip) { mask->rasterize(0, y, ri.width, n, strip); };
+  const torch::Device device(device_name);
+  torch::NoGradGuard no_grad;
+  // With ranks: the same job everywhere, the batch that fits them all, this rank's band.
+  job.batch_size = int(ranks.minimum(job.batch_size));  // each rank probed its own memory
+  ranks.checkSameRun(runDescription(o, ri, job), "classify another job");
+  const std::vector<RowBand> all_bands = bandsOf(job, ranks);
+  job.band = all_bands[size_t(ranks.active() ? ranks.rank() : 0)];
+  int64_t job_windows = 0;  // the windows all ranks compute (the rows above a band twice)
+  for (const RowBand& b : all_bands) job_windows += windowsOf(job, b.first_row, b.end(job.plan));
+  const int band_y0 = job.band.y0(job.plan), band_rows = job.band.y1(job.plan) - band_y0;
+
+  // 3. The outputs (a rank's part of them when ranks share the raster), opened now so that
+  // an unwritable path fails before any work; then the windows, streamed to them.
   const io::GeoTiffSpec spec = classSpec(ri, info, o.cog);
-  io::GeoTiffTileSink sink(o.output, spec, o.probabilities, probabilitySpec(spec, info, o.probabilities_float));
+  const io::GeoTiffSpec probability_spec = probabilitySpec(spec, info, o.probabilities_float);
+  std::unique_ptr<io::GeoTiffTileSink> sink, part;  // the outputs; this rank's part of them
+  std::vector<io::RowBandFiles> bands;  // every rank's
+  PartFiles parts;
+  if (!ranks.active()) {
+    sink = std::make_unique<io::GeoTiffTileSink>(o.output, spec, o.probabilities, probability_spec);
+  } else {
+    if (band_rows > 0)
+      part = std::make_unique<io::GeoTiffTileSink>(
+          partPath(o.output, ranks.rank()), bandSpec(spec, band_y0, band_rows), partPath(o.probabilities, ranks.rank()),
+          bandSpec(probability_spec, band_y0, band_rows));
+    const io::RowBandFiles mine{part ? part->finishedClasses() : "", part ? part->finishedProbabilities() : "",
+                                band_y0, band_rows};
+    for (const auto& text : ranks.gatherText(bandJson(mine).dump())) {
+      const auto b = nlohmann::json::parse(text);
+      bands.push_back({b.at("classes"), b.at("probabilities"), b.at("y0"), b.at("rows")});
+      parts.files.insert(parts.files.end(), {bands.back().classes, bands.back().probabilities});
+    }
+  }
   const io::RasterTileSource source(reader, info.band_mean, info.band_std);
-  const TileResult tiles = classifyTiles([&](const torch::Tensor& x) { return predict(predictor, x, o.tta); },
-                                         source, sink, job, device, progress);
-  progress.checkCancelled();
-  sink.finish();
-  if (const int64_t n = reader.undeclaredNonFinitePixels()) {
+  std::vector<int64_t> counts(size_t(job.classes) + 3, 0);  // class pixels, nodata, windows, non-finite
+  const int end_row = job.band.end(job.plan);
+  RankProgress shared(progress, ranks, "windows:" + o.output, job_windows, windowsOf(job, job.band.first_row, end_row));
+  if (io::GeoTiffTileSink* target = ranks.active() ? part.get() : sink.get()) {
+    BandSink band_sink(*target, ranks.active() ? band_y0 : 0);
+    const TileResult tiles = classifyTiles([&](const torch::Tensor& x) { return predict(predictor, x, o.tta); },
+                                           source, band_sink, job, device, shared);
+    std::copy(tiles.class_pixels.begin(), tiles.class_pixels.end(), counts.begin());
+    counts[size_t(job.classes)] = tiles.nodata_pixels;
+    // The windows of this rank's own blocks (the rows before them are the neighbour's).
+    counts[size_t(job.classes) + 1] = windowsOf(job, job.band.first_block, end_row);
+    shared.checkCancelled();
+    target->finish();
+  }
+  counts[size_t(job.classes) + 2] = reader.undeclaredNonFinitePixels();
+  ranks.awaitAll("classified:" + o.output, [&] { shared.showJob(); });
+  ranks.sum(counts);
+  if (const int64_t n = counts[size_t(job.classes) + 2]) {
     result.warnings.push_back("'" + o.input + "' has NaN or infinite pixels it does not declare as nodata (" +
                               std::to_string(n) + " read): they are nodata in the output");
-    progress.log("warning: " + result.warnings.back());
+    if (ranks.writes()) progress.log("warning: " + result.warnings.back());
   }
 
-  // 4. Polygons from the finished class raster; then every output is moved into place
-  // together, so that a failure (a full disk) leaves the previous outputs as they were.
+  // 4. Rank 0 assembles the ranks' bands into the outputs; polygons from the finished class
+  // raster; then every output is moved into place together, so that a failure (a full disk)
+  // leaves the previous outputs as they were.
+  if (ranks.active() && ranks.writes()) {
+    const auto start = std::chrono::steady_clock::now();
+    progress.report(1.0, "assembling " + std::to_string(ranks.size()) + " bands");
+    sink = std::make_unique<io::GeoTiffTileSink>(o.output, spec, o.probabilities, probability_spec);
+    io::copyRowBands(bands, ri.width, job.classes, *sink, [&] { shared.checkCancelled(); });
+    sink->finish();
+    result.assembly_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::ostringstream line;
+    line << std::fixed << std::setprecision(2) << "assembled the bands of " << ranks.size() << " ranks in "
+         << result.assembly_seconds << " s";
+    progress.log(line.str());
+  }
   std::optional<AtomicOutput> polygons;
-  if (!o.polygons.empty()) {
+  if (!o.polygons.empty() && ranks.writes()) {
     progress.report(1.0, "polygons");
     polygons.emplace(o.polygons, ".gpkg");
-    const auto p = io::polygonizeClasses(sink.finishedClasses(), *polygons, spec.categories, o.min_area);
+    const auto p = io::polygonizeClasses(sink->finishedClasses(), *polygons, spec.categories, o.min_area);
     result.polygons = p.polygons;
     result.polygons_dropped = p.dropped;
   }
-  progress.checkCancelled();
-  sink.commit();
-  if (polygons) polygons->commit();
+  if (ranks.writes()) {
+    shared.checkCancelled();
+    sink->commit();
+    if (polygons) polygons->commit();
+  }
+  ranks.awaitAll("written:" + o.output);
+  parts.keep = true;
   result.width = ri.width;
   result.height = ri.height;
   result.windows = job.plan.windows();
-  result.windows_computed = tiles.windows_computed;
+  result.windows_computed = counts[size_t(job.classes) + 1];
   result.batch_size = job.batch_size;
   result.classes = info.classes;
-  result.class_pixels = tiles.class_pixels;
-  result.nodata_pixels = tiles.nodata_pixels;
+  result.class_pixels.assign(counts.begin(), counts.begin() + job.classes);
+  result.nodata_pixels = counts[size_t(job.classes)];
   result.output = o.output;
   result.probabilities = o.probabilities;
+  result.ranks = ranks.size();
   progress.report(1.0, "done");
   return result;
+}
+
+nlohmann::json resultJson(const ClassifyResult& r) {
+  return {{"output", r.output}, {"probabilities", r.probabilities}, {"width", r.width}, {"height", r.height},
+          {"windows", r.windows}, {"windows_computed", r.windows_computed}, {"batch_size", r.batch_size},
+          {"class_pixels", r.class_pixels}, {"nodata_pixels", r.nodata_pixels}, {"polygons", r.polygons},
+          {"polygons_dropped", r.polygons_dropped}, {"warnings", r.warnings}};
+}
+
+ClassifyResult resultFromJson(const nlohmann::json& j, const std::vector<ModelClass>& classes) {
+  ClassifyResult r;
+  r.output = j.at("output");
+  r.probabilities = j.at("probabilities");
+  r.width = j.at("width");
+  r.height = j.at("height");
+  r.windows = j.at("windows");
+  r.windows_computed = j.at("windows_computed");
+  r.batch_size = j.at("batch_size");
+  r.class_pixels = j.at("class_pixels").get<std::vector<int64_t>>();
+  r.nodata_pixels = j.at("nodata_pixels");
+  r.polygons = j.at("polygons");
+  r.polygons_dropped = j.at("polygons_dropped");
+  r.warnings = j.at("warnings").get<std::vector<std::string>>();
+  r.classes = classes;
+  return r;
+}
+
+// Whole rasters to ranks: the largest first, each to the rank with the fewest pixels so far.
+std::vector<int> rasterOwners(const std::vector<ClassifyOptions>& runs, int ranks, std::vector<int64_t>& pixels) {
+  std::vector<size_t> order(runs.size());
+  for (size_t i = 0; i < runs.size(); ++i) {
+    order[i] = i;
+    const io::RasterReader r(runs[i].input);
+    pixels.push_back(int64_t(r.info().width) * r.info().height);
+  }
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return pixels[a] > pixels[b]; });
+  std::vector<int64_t> load(size_t(ranks), 0);
+  std::vector<int> owner(runs.size(), 0);
+  for (size_t i : order) {
+    const int r = int(std::min_element(load.begin(), load.end()) - load.begin());
+    owner[i] = r;
+    load[size_t(r)] += pixels[i];
+  }
+  return owner;
+}
+
+}  // namespace
+
+ClassifyResult classify(const ClassifyOptions& o, Progress& progress) {
+  DataParallel alone(WorldInfo{}, 0, "");
+  return classifyShared(o, alone, progress);
+}
+
+void classifyAll(const std::vector<ClassifyOptions>& given, const WorldInfo& world, double collective_timeout,
+                 Progress& progress, const std::function<void(size_t, const ClassifyResult&)>& done) {
+  DataParallel ranks(world, collective_timeout,
+                     "nothing of the raster at hand was written (the rasters before it are complete): start the "
+                     "job again");
+  // Each rank takes its share of the cores unless threads says otherwise, and local rank r
+  // the GPU r.
+  std::vector<ClassifyOptions> runs = given;
+  const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
+  for (auto& run : runs) {
+    if (run.threads == 0 && world.local_size > 1) run.threads = std::max(1, cores / world.local_size);
+    if (world.local_size > 1 && (run.device == "auto" || run.device == "cuda") && resolveDevice(run.device) != "cpu")
+      run.device = "cuda:" + std::to_string(world.local_rank);
+  }
+  if (!ranks.active() || runs.size() < size_t(ranks.size())) {
+    // Each raster in turn, shared in bands.
+    for (size_t i = 0; i < runs.size(); ++i) {
+      SubProgress part(progress, double(i) / runs.size(), double(i + 1) / runs.size());
+      ClassifyResult result;
+      ranks.guarded([&] { result = classifyShared(runs[i], ranks, part); });
+      if (ranks.writes() && done) done(i, result);
+    }
+    ranks.barrier();
+    return;
+  }
+  // More rasters than ranks: whole rasters each.
+  std::vector<int64_t> pixels;
+  const std::vector<int> owner = rasterOwners(runs, ranks.size(), pixels);
+  int64_t total = 0, mine = 0;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    total += pixels[i];
+    if (owner[i] == ranks.rank()) mine += pixels[i];
+  }
+  RankProgress shared(progress, ranks, "pixels:rasters", total, mine);
+  nlohmann::json results = nlohmann::json::object();
+  std::vector<ModelClass> classes;
+  ranks.guarded([&] {
+    int64_t at = 0;
+    for (size_t i = 0; i < runs.size(); ++i) {
+      if (owner[i] != ranks.rank()) continue;
+      SubProgress part(shared, double(at) / double(std::max<int64_t>(1, mine)),
+                       double(at + pixels[i]) / double(std::max<int64_t>(1, mine)));
+      const ClassifyResult r = classify(runs[i], part);
+      at += pixels[i];
+      classes = r.classes;
+      results[std::to_string(i)] = resultJson(r);
+    }
+  });
+  ranks.awaitAll("rasters", [&] { shared.showJob(); });
+  const std::vector<std::string> all = ranks.gatherText(results.dump());
+  ranks.barrier();
+  if (!ranks.writes() || !done) return;
+  nlohmann::json merged = nlohmann::json::object();
+  for (const auto& text : all) merged.update(nlohmann::json::parse(text));
+  for (size_t i = 0; i < runs.size(); ++i) done(i, resultFromJson(merged.at(std::to_string(i)), classes));
 }
 
 }  // namespace geodl

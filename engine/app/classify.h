@@ -2,10 +2,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "app/options.h"
+#include "dist/world.h"
 #include "model/model_info.h"
 #include "base/progress.h"
 
@@ -47,6 +49,8 @@ struct ClassifyResult {
   int64_t nodata_pixels = 0;
   int64_t polygons = 0, polygons_dropped = 0;
   std::vector<std::string> warnings;
+  int ranks = 1;                  // the processes that classified it
+  double assembly_seconds = 0;    // rank 0 joining their bands into the outputs
 };
 
 // Slides windows over the raster in rows, blending overlapping class probabilities with
@@ -57,6 +61,17 @@ struct ClassifyResult {
 // Throws InputError/IoError (nothing written) or Cancelled (nothing left behind).
 ClassifyResult classify(const ClassifyOptions& options, Progress& progress);
 
+// The runs of a job shared by the processes of `world` (one process: each run in turn).
+// With more rasters than ranks, each rank classifies whole rasters (the largest first, to
+// the least loaded rank); otherwise every raster is shared in bands of window rows
+// (balanced by the windows computed) that rank 0 assembles: the outputs are the ones one
+// process writes (the class raster byte for byte). A failure of any rank stops them all
+// within `collective_timeout` seconds, with nothing of the raster at hand written; rank 0
+// shows the whole job's progress. `done` is called on rank 0 with each run's result, in
+// order (with whole rasters per rank, once all are done).
+void classifyAll(const std::vector<ClassifyOptions>& runs, const WorldInfo& world, double collective_timeout,
+                 Progress& progress, const std::function<void(size_t, const ClassifyResult&)>& done);
+
 // A classification job as a config, the command line or QGIS gives it: one raster or many,
 // and where their outputs go.
 struct ClassifyJob {
@@ -65,6 +80,7 @@ struct ClassifyJob {
   std::string output;               // instead: the class raster of a single input
   bool probabilities = false;       // NAME_inference_probabilities.tif beside each output
   bool polygons = false;            // NAME_inference_polygons.gpkg beside each output
+  double collective_timeout = 300;  // several processes: seconds before a silent rank stops all
   ClassifyOptions options;          // the rest; explicit probability or polygon paths win
 };
 

@@ -144,6 +144,7 @@ const OptionTable<ClassifyJob>& classifyOptionTable() {
           .describe(GEODL_TR("Cloud Optimized GeoTIFF"), GEODL_TR("Write Cloud Optimized GeoTIFFs.")),
       deviceOption(engine("device", &ClassifyOptions::device), "inference.device"),
       threadsOption(engine("threads", &ClassifyOptions::threads), "inference.threads"),
+      collectiveTimeoutOption(option("collective_timeout", &O::collective_timeout), "inference.collective_timeout"),
       option("working_folder", &O::working_folder)
           .path().config("inference.working_folder").cli("working-folder")
           .describe("", GEODL_TR("Where NAME_inference.tif goes for each raster.")),

@@ -8,8 +8,11 @@
 #include <numeric>
 #include <random>
 #include <set>
+#include <fstream>
+#include <optional>
 #include <sstream>
 
+#include "app/data_parallel.h"
 #include "base/atomic_file.h"
 #include "base/errors.h"
 #include "base/file_identity.h"
@@ -358,7 +361,7 @@ class SampleOutputs {
 
 // No store or footprint layer may replace a raster or vector the job reads, or a file of
 // another kind; existing ones are replaced, and the log says so.
-void checkFiles(const SampleOptions& options, Progress& progress) {
+void checkFiles(const SampleOptions& options, Progress& progress, bool log) {
   std::vector<JobOutput> outputs;
   for (const auto& split : kSplits) outputs.push_back({"the " + split + " store", storePath(options, split), FileKind::Hdf5});
   outputs.push_back({"the footprint layer", footprintPath(options), FileKind::GeoPackage});
@@ -368,52 +371,218 @@ void checkFiles(const SampleOptions& options, Progress& progress) {
     inputs.push_back({"the ground truth", s.vector});
   }
   inputs.push_back({"the validation polygons", options.validation_vector});
-  for (const auto& line : checkJobFiles(outputs, inputs)) progress.log(line);
+  for (const auto& line : checkJobFiles(outputs, inputs))
+    if (log) progress.log(line);
+}
+
+// A rank's kept windows, in window order, for rank 0 to merge: records of the window's
+// index, its pixels (float where the stores' type fits in one exactly, else double), valid
+// mask and labels, written under a temporary name beside the stores and never renamed (its
+// owner removes it).
+class SamplePart {
+ public:
+  SamplePart(const std::string& folder, int rank, const std::string& data_type)
+      : out_((std::filesystem::path(folder) / ("samples.rank-" + std::to_string(rank))).string()),
+        sink_(out_.temporary(), "the samples' part"), wide_(isWide(data_type)) {}
+  const std::string& path() const { return out_.temporary(); }
+  void write(uint64_t index, const std::vector<double>& image, const std::vector<uint8_t>& valid,
+             const std::vector<uint8_t>& label) {
+    sink_.write(&index, sizeof index);
+    if (wide_) {
+      sink_.write(image.data(), image.size() * sizeof(double));
+    } else {
+      narrow_.assign(image.begin(), image.end());
+      sink_.write(narrow_.data(), narrow_.size() * sizeof(float));
+    }
+    sink_.write(valid.data(), valid.size());
+    sink_.write(label.data(), label.size());
+  }
+  void close() { sink_.close(); }
+
+  static bool isWide(const std::string& data_type) {
+    return !(data_type == "Byte" || data_type == "Int8" || data_type == "UInt16" || data_type == "Int16" ||
+             data_type == "Float32");
+  }
+
+ private:
+  AtomicOutput out_;
+  FileSink sink_;
+  bool wide_;
+  std::vector<float> narrow_;
+};
+
+// Reads a part back, record by record.
+class SamplePartReader {
+ public:
+  SamplePartReader(const std::string& path, int sample_size, int bands, const std::string& data_type)
+      : path_(path), in_(path, std::ios::binary), pixels_(size_t(sample_size) * sample_size),
+        values_(pixels_ * size_t(bands)), wide_(SamplePart::isWide(data_type)) {
+    if (!in_) throw IoError("cannot read '" + path + "', another rank's samples: was it removed? start the job again");
+    next();
+  }
+  bool done() const { return done_; }
+  uint64_t index() const { return index_; }
+  std::vector<double> image;
+  std::vector<uint8_t> valid, label;
+  void next() {
+    if (!in_.read(reinterpret_cast<char*>(&index_), sizeof index_)) {
+      done_ = true;
+      return;
+    }
+    image.resize(values_);
+    if (wide_) {
+      in_.read(reinterpret_cast<char*>(image.data()), std::streamsize(values_ * sizeof(double)));
+    } else {
+      narrow_.resize(values_);
+      in_.read(reinterpret_cast<char*>(narrow_.data()), std::streamsize(values_ * sizeof(float)));
+      std::copy(narrow_.begin(), narrow_.end(), image.begin());
+    }
+    valid.resize(pixels_);
+    label.resize(pixels_);
+    in_.read(reinterpret_cast<char*>(valid.data()), std::streamsize(pixels_));
+    if (!in_.read(reinterpret_cast<char*>(label.data()), std::streamsize(pixels_)))
+      throw IoError("'" + path_ + "', another rank's samples, ends in the middle of a sample: start the job again");
+  }
+
+ private:
+  std::string path_;
+  std::ifstream in_;
+  size_t pixels_, values_;
+  bool wide_;
+  std::vector<float> narrow_;
+  uint64_t index_ = 0;
+  bool done_ = false;
+};
+
+// What every rank must agree on before sharing the windows.
+std::string sampleDescription(const SampleOptions& o, size_t windows) {
+  std::ostringstream d;
+  d << "{\"engine_version\": \"" << metadata::kVersion << "\", \"windows\": " << windows
+    << ", \"sample_size\": " << o.sample_size << ", \"stride\": " << o.stride << ", \"output_folder\": \""
+    << std::filesystem::absolute(o.output_folder).string() << "\", \"sources\": " << o.sources.size() << "}";
+  return d.str();
 }
 
 }  // namespace
 
-SampleResult createSamples(const SampleOptions& options, Progress& progress) {
+namespace {
+
+// Rank 0 merges the ranks' parts (each in window order) into the stores in window order:
+// the samples, their order and every statistic are the ones one process gives.
+void mergeParts(const std::vector<std::string>& parts, const SampleOptions& options, const Rasters& rasters,
+                const std::vector<Window>& windows, const std::string& data_type, SampleOutputs& outputs,
+                Progress& progress) {
+  std::vector<std::unique_ptr<SamplePartReader>> readers;
+  for (const auto& part : parts)
+    readers.push_back(std::make_unique<SamplePartReader>(part, options.sample_size, rasters.front()->info().bands,
+                                                         data_type));
+  for (int64_t merged = 0;; ++merged) {
+    SamplePartReader* next = nullptr;
+    for (auto& r : readers)
+      if (!r->done() && (!next || r->index() < next->index())) next = r.get();
+    if (!next) break;
+    if ((merged & 31) == 0) {
+      progress.checkCancelled();
+      progress.report(1.0, "merging the ranks' samples: " + std::to_string(merged));
+    }
+    if (next->index() >= windows.size())
+      throw IoError("a rank's samples name window " + std::to_string(next->index()) + " of " +
+                    std::to_string(windows.size()) + ": another job wrote over them; start the job again");
+    outputs.add(windows[next->index()], next->image, next->valid, next->label);
+    next->next();
+  }
+}
+
+SampleResult sampleWindows(const SampleOptions& options, DataParallel& ranks, Progress& progress) {
   validate(options);
-  checkFiles(options, progress);
+  if (ranks.active() && options.world_size > 1)
+    throw InputError("--rank and --world-size make one shard by hand, but " + ranks.world().launcher +
+                     " started this job's ranks: drop them (rank 0 merges the ranks' samples itself)");
   SampleResult result;
   const int S = options.sample_size;
 
   // Open everything and check it before writing anything; the folders it creates go again
-  // if the run fails.
+  // if the run fails. When any rank fails here (a file missing on one machine), every rank
+  // stops at once with its message.
   OutputFolders folders;
-  folders.create(options.output_folder, true);
-  folders.create(footprintPath(options));
-  const Rasters rasters = openRasters(options);
-  const std::string data_type = sharedDataType(rasters);
-  const Labels labels = openLabels(options, rasters, result);
-  const std::vector<Window> windows = planWindows(options, rasters);
+  Rasters rasters;
+  std::string data_type;
+  Labels labels;
+  std::vector<Window> windows;
+  ranks.together([&] {
+    checkFiles(options, progress, ranks.writes());
+    folders.create(options.output_folder, true);
+    folders.create(footprintPath(options));
+    rasters = openRasters(options);
+    data_type = sharedDataType(rasters);
+    labels = openLabels(options, rasters, result);
+    windows = planWindows(options, rasters);
+  });
+  ranks.checkSameRun(sampleDescription(options, windows.size()), "create other samples");
 
-  SampleOutputs outputs(options, rasters, data_type, result);
+  // The stores (rank 0, or this shard's), and with ranks this rank's part.
+  std::optional<SampleOutputs> outputs;
+  if (ranks.writes()) outputs.emplace(options, rasters, data_type, result);
+  std::optional<SamplePart> part;
+  PartFiles parts;
+  if (ranks.active()) {
+    part.emplace(options.output_folder, ranks.rank(), data_type);
+    parts.files = ranks.gatherText(part->path());
+  }
+  const size_t rank = size_t(ranks.active() ? ranks.rank() : options.rank);
+  const size_t shards = size_t(ranks.active() ? ranks.size() : options.world_size);
+  int64_t mine = 0;
+  for (size_t k = rank; k < windows.size(); k += shards) ++mine;
+  RankProgress shared(progress, ranks, "windows:samples", int64_t(windows.size()), mine);
   std::vector<double> image;
   std::vector<uint8_t> valid, label;
-  for (size_t k = 0; k < windows.size(); ++k) {
-    if (k % size_t(options.world_size) != size_t(options.rank)) continue;
-    if ((k & 7) == 0) {
-      progress.checkCancelled();
-      progress.report(double(k) / windows.size(), "window " + std::to_string(k + 1) + " of " +
-                                                      std::to_string(windows.size()));
+  for (size_t k = rank; k < windows.size(); k += shards) {
+    if ((result.windows & 7) == 0) {
+      shared.checkCancelled();
+      shared.report(double(result.windows) / double(std::max<int64_t>(1, mine)),
+                    "window " + std::to_string(k + 1) + " of " + std::to_string(windows.size()));
     }
     const Window& w = windows[k];
     ++result.windows;
     rasters[w.source]->read(w.x, w.y, S, S, image, valid);
     labels[w.source]->rasterize(w.x, w.y, S, S, label);
     result.pixels_read += int64_t(S) * S;
-    if (prepareWindow(options, rasters.front()->info().bands, image, valid, label))
-      outputs.add(w, image, valid, label);
+    if (!prepareWindow(options, rasters.front()->info().bands, image, valid, label)) continue;
+    if (part)
+      part->write(k, image, valid, label);
+    else
+      outputs->add(w, image, valid, label);
   }
+  // What every rank read, summed.
+  std::vector<int64_t> counts = {result.windows, result.pixels_read};
+  for (const auto& r : rasters) counts.push_back(r->undeclaredNonFinitePixels());
+  if (part) {
+    part->close();
+    ranks.awaitAll("sampled", [&] { shared.showJob(); });
+    ranks.sum(counts);
+    if (outputs) mergeParts(parts.files, options, rasters, windows, data_type, *outputs, progress);
+  }
+  result.windows = counts[0];
+  result.pixels_read = counts[1];
   progress.report(1.0, "writing");
-  for (const auto& r : rasters)
-    if (const int64_t n = r->undeclaredNonFinitePixels())
-      result.warnings.push_back("'" + r->info().path + "' has " + std::to_string(n) +
+  for (size_t i = 0; i < rasters.size(); ++i)
+    if (const int64_t n = counts[2 + i])
+      result.warnings.push_back("'" + rasters[i]->info().path + "' has " + std::to_string(n) +
                                 " NaN or infinite pixels it does not declare as nodata: they were left out "
                                 "(ignore index); declare a nodata value to silence this");
-  outputs.commit(data_type);
+  if (outputs) outputs->commit(data_type);
+  ranks.awaitAll("written");
+  parts.keep = true;
+  return result;
+}
+
+}  // namespace
+
+SampleResult createSamples(const SampleOptions& options, Progress& progress) {
+  DataParallel ranks(options.world, options.collective_timeout, "nothing was written: start the job again");
+  SampleResult result;
+  ranks.guarded([&] { result = sampleWindows(options, ranks, progress); });
+  ranks.barrier();
   return result;
 }
 

@@ -7,6 +7,7 @@
 
 #include "app/options.h"
 #include "base/progress.h"
+#include "dist/world.h"
 
 namespace geodl {
 
@@ -50,9 +51,15 @@ struct SampleOptions {
   std::string validation_layer;      // its layer; empty: the first
   uint64_t seed = 0;
   std::string footprint_path;        // empty: <output_folder>/samples_footprint.gpkg
-  // Data-parallel sampling: this process keeps windows i with i % world_size == rank.
+  // A manual shard: this process keeps windows i with i % world_size == rank, and writes
+  // stores of those alone.
   int rank = 0;
   int world_size = 1;
+  // The processes of a launcher (--nproc, torchrun, srun) sharing the job: each takes the
+  // windows i with i % size == rank into a part, and rank 0 merges the parts into the stores
+  // one process writes (the same samples, in the same order, with the same metadata).
+  WorldInfo world;
+  double collective_timeout = 300;  // seconds before a silent rank stops all
 };
 
 struct SplitResult {

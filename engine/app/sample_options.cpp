@@ -2,6 +2,7 @@
 #include <filesystem>
 
 #include "app/create_samples.h"
+#include "app/shared_options.h"
 #include "app/csv.h"
 
 namespace geodl {
@@ -163,6 +164,7 @@ OptionTable<O> windowOptions() {
       option("world_size", &O::world_size)
           .range(1, 65536).cli("world-size")
           .describe("", GEODL_TR("Number of processes sampling together.")),
+      collectiveTimeoutOption(option("collective_timeout", &O::collective_timeout), "sample.collective_timeout"),
   };
 }
 

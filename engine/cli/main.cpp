@@ -11,6 +11,7 @@
 #include <iomanip>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "app/batch_probe_options.h"
@@ -120,6 +121,44 @@ Subcommand addBatchSize(CLI::App& app, const bool& quiet) {
   return s;
 }
 
+// The command line as given (for `train --nproc`, which starts copies of it).
+std::vector<std::string> g_arguments;
+// "rank R: " in a data-parallel job's messages.
+std::string g_rank_prefix;
+
+// The arguments without --nproc (and its value): what each rank runs.
+std::vector<std::string> withoutNproc(const std::vector<std::string>& arguments) {
+  std::vector<std::string> kept;
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    if (arguments[i] == "--nproc") {
+      ++i;
+      continue;
+    }
+    if (arguments[i].rfind("--nproc=", 0) == 0) continue;
+    kept.push_back(arguments[i]);
+  }
+  return kept;
+}
+
+// `--nproc N` of a job that several processes share: how they share it, in `what`.
+std::shared_ptr<int> addNprocOption(CLI::App* command, const std::string& what) {
+  auto nproc = std::make_shared<int>(0);
+  command->add_option("--nproc", *nproc,
+                      what + " with N processes on this machine (each takes cores / N threads). torchrun and srun "
+                             "start the processes themselves instead.")
+      ->check(CLI::Range(1, 1024));
+  return nproc;
+}
+
+// The world this process belongs to (its messages then say its rank), or, for `--nproc N`
+// without a launcher, the exit code of the N ranks it started.
+std::optional<int> joinRanks(int nproc, geodl::WorldInfo& world) {
+  world = geodl::worldFromEnvironment();
+  if (nproc > 1 && !world.distributed()) return geodl::cli::launchLocalRanks(withoutNproc(g_arguments), nproc);
+  if (world.distributed()) g_rank_prefix = "rank " + std::to_string(world.rank) + ": ";
+  return std::nullopt;
+}
+
 void printSamples(const geodl::SampleResult& result) {
   for (const auto& w : result.warnings) std::cerr << "geodl: warning: " << w << std::endl;
   std::cout << "windows considered: " << result.windows << "\n";
@@ -148,13 +187,15 @@ Subcommand addSamples(CLI::App& app, const bool& quiet) {
       "samples", "Create training samples from imagery and vector ground truth (geo-deep-learning config)");
   s.command->add_option("config", job->config_path, "geo-deep-learning config.yaml")->required();
   job->flags.add(s.command, geodl::sampleOptionTable());
-  s.run = [job, &quiet] {
-    const auto options = jobOptions(geodl::sampleOptionTable(), *job);
+  const auto nproc = addNprocOption(s.command, "Create the samples (every N-th window per process)");
+  s.run = [job, nproc, &quiet]() -> int {
+    auto options = jobOptions(geodl::sampleOptionTable(), *job);
     geodl::cli::requireSampleInputs(options);
-    geodl::cli::ProgressBar progress(quiet);
+    if (const auto code = joinRanks(*nproc, options.world)) return *code;
+    geodl::cli::ProgressBar progress(quiet, options.world.rank);
     const auto result = geodl::createSamples(options, progress);
     progress.report(1.0, "done");
-    printSamples(result);
+    if (options.world.rank == 0) printSamples(result);
     return kOk;
   };
   return s;
@@ -199,44 +240,18 @@ void printTraining(const geodl::TrainResult& result) {
             << "report: " << result.report_path << std::endl;
 }
 
-// The command line as given (for `train --nproc`, which starts copies of it).
-std::vector<std::string> g_arguments;
-// "rank R: " in a data-parallel job's messages.
-std::string g_rank_prefix;
-
-// The arguments without --nproc (and its value): what each rank runs.
-std::vector<std::string> withoutNproc(const std::vector<std::string>& arguments) {
-  std::vector<std::string> kept;
-  for (size_t i = 0; i < arguments.size(); ++i) {
-    if (arguments[i] == "--nproc") {
-      ++i;
-      continue;
-    }
-    if (arguments[i].rfind("--nproc=", 0) == 0) continue;
-    kept.push_back(arguments[i]);
-  }
-  return kept;
-}
-
 Subcommand addTrain(CLI::App& app, const bool& quiet) {
   auto job = std::make_shared<JobFlags>();
-  auto nproc = std::make_shared<int>(0);
   Subcommand s;
   s.command = app.add_subcommand("train", "Train a segmentation model on sample stores (geo-deep-learning config)");
   s.command->add_option("config", job->config_path,
                         "geo-deep-learning config.yaml (optional with --train-store, --val-store and --output-path)");
   job->flags.add(s.command, geodl::trainOptionTable());
-  s.command->add_option("--nproc", *nproc,
-                        "Train with N processes on this machine (data parallel; each takes cores / N threads). "
-                        "torchrun and srun start the processes themselves instead.")
-      ->check(CLI::Range(1, 1024));
+  const auto nproc = addNprocOption(s.command, "Train (data parallel)");
   s.run = [job, nproc, &quiet]() -> int {
     geodl::TrainOptions options = jobOptions(geodl::trainOptionTable(), *job);
     geodl::cli::requireTrainInputs(options);
-    options.world = geodl::worldFromEnvironment();
-    if (*nproc > 1 && !options.world.distributed())
-      return geodl::cli::launchLocalRanks(withoutNproc(g_arguments), *nproc);
-    if (options.world.distributed()) g_rank_prefix = "rank " + std::to_string(options.world.rank) + ": ";
+    if (const auto code = joinRanks(*nproc, options.world)) return *code;
     if (!job->config_path.empty()) options.config_text = readText(job->config_path);
     geodl::cli::ProgressBar progress(quiet, options.world.rank);
     geodl::TrainResult result;
@@ -286,13 +301,15 @@ Subcommand addClassify(CLI::App& app, const bool& quiet) {
                                  "Classify rasters with a trained model (geo-deep-learning's inference config)");
   s.command->add_option("config", job->config_path, "geo-deep-learning config.yaml (optional with --input and --model)");
   job->flags.add(s.command, geodl::classifyOptionTable());
-  s.run = [job, &quiet] {
-    const auto runs = geodl::classifyRuns(jobOptions(geodl::classifyOptionTable(), *job));
-    geodl::cli::ProgressBar progress(quiet);
-    for (size_t i = 0; i < runs.size(); ++i) {
-      geodl::SubProgress part(progress, double(i) / runs.size(), double(i + 1) / runs.size());
-      printClassified(runs[i], geodl::classify(runs[i], part));
-    }
+  const auto nproc = addNprocOption(s.command, "Classify (bands of each raster, or whole rasters, per process)");
+  s.run = [job, nproc, &quiet]() -> int {
+    const geodl::ClassifyJob options = jobOptions(geodl::classifyOptionTable(), *job);
+    const auto runs = geodl::classifyRuns(options);
+    geodl::WorldInfo world;
+    if (const auto code = joinRanks(*nproc, world)) return *code;
+    geodl::cli::ProgressBar progress(quiet, world.rank);
+    geodl::classifyAll(runs, world, options.collective_timeout, progress,
+                       [&](size_t i, const geodl::ClassifyResult& r) { printClassified(runs[i], r); });
     std::cout << std::flush;
     progress.report(1.0, "done");
     return kOk;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "io/gdal_util.h"
+
 namespace geodl::io {
 
 namespace {
@@ -74,6 +76,46 @@ void GeoTiffTileSink::finish() {
 void GeoTiffTileSink::commit() {
   classes_.commit();
   if (probabilities_) probabilities_->commit();
+}
+
+namespace {
+
+// Rows [y, y + n) of every band of `ds` into `out` (bands x n x width), as `type`.
+void readBandRows(GDALDataset& ds, const std::string& path, int y, int n, GDALDataType type, void* out) {
+  const int width = ds.GetRasterXSize(), bands = ds.GetRasterCount();
+  if (ds.RasterIO(GF_Read, 0, y, width, n, out, width, n, type, bands, nullptr, 0, 0, 0, nullptr) != CE_None)
+    throw IoError(gdalMessage("cannot read the classified rows of '" + path + "' (another rank's part)"));
+}
+
+}  // namespace
+
+void copyRowBands(const std::vector<RowBandFiles>& bands, int width, int classes, TileSink& sink,
+                  const std::function<void()>& step) {
+  constexpr int kRows = 256;
+  const ProbabilityType type = sink.probabilities();
+  const GDALDataType gdal_type = type == ProbabilityType::Float32 ? GDT_Float32 : GDT_Byte;
+  const size_t value_size = type == ProbabilityType::Float32 ? 4 : 1;
+  std::vector<uint8_t> ids, probabilities;
+  for (const RowBandFiles& band : bands) {
+    if (band.rows <= 0) continue;
+    Dataset ids_ds = openRaster(band.classes);
+    Dataset probs_ds = type != ProbabilityType::None ? openRaster(band.probabilities) : nullptr;
+    if (ids_ds->GetRasterXSize() != width || ids_ds->GetRasterYSize() != band.rows)
+      throw IoError("the part '" + band.classes + "' has " + std::to_string(ids_ds->GetRasterXSize()) + " x " +
+                    std::to_string(ids_ds->GetRasterYSize()) + " pixels, not the " + std::to_string(width) + " x " +
+                    std::to_string(band.rows) + " of its band: another job wrote over it; start the job again");
+    for (int y = 0; y < band.rows; y += kRows) {
+      const int n = std::min(kRows, band.rows - y);
+      ids.resize(size_t(n) * width);
+      readBandRows(*ids_ds, band.classes, y, n, GDT_Byte, ids.data());
+      if (probs_ds) {
+        probabilities.resize(size_t(classes) * n * width * value_size);
+        readBandRows(*probs_ds, band.probabilities, y, n, gdal_type, probabilities.data());
+      }
+      sink.writeRows(band.y0 + y, n, ids.data(), probs_ds ? probabilities.data() : nullptr);
+      if (step) step();
+    }
+  }
 }
 
 }  // namespace geodl::io

@@ -3,6 +3,7 @@
 // GeoTIFF and, when asked, the probability GeoTIFF.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,6 +43,8 @@ class GeoTiffTileSink : public TileSink {
   void finish();
   // The finished class raster, readable before it is committed.
   const std::string& finishedClasses() const { return classes_.finishedPath(); }
+  // The finished probability raster (empty without one).
+  std::string finishedProbabilities() const { return probabilities_ ? probabilities_->finishedPath() : ""; }
   // Renames both into place; without it, destruction leaves nothing.
   void commit();
 
@@ -50,5 +53,17 @@ class GeoTiffTileSink : public TileSink {
   std::unique_ptr<GeoTiffWriter> probabilities_;
   bool float32_ = false;
 };
+
+// Rows [y0, y0 + rows) of a raster that one rank of a job classified, in files written as
+// the sink writes them (a GeoTiffTileSink on those rows alone), for rank 0 to assemble.
+struct RowBandFiles {
+  std::string classes, probabilities;  // probabilities: empty when the job writes none
+  int y0 = 0, rows = 0;
+};
+
+// Copies the bands, in order, into `sink` (the whole raster's), 256 rows at a time, calling
+// `step` after each block; throws IoError naming a band's file that cannot be read.
+void copyRowBands(const std::vector<RowBandFiles>& bands, int width, int classes, TileSink& sink,
+                  const std::function<void()>& step);
 
 }  // namespace geodl::io
