@@ -1,0 +1,224 @@
+#!/usr/bin/env bash
+# Classification and samples shared by ranks (1 thread each), against one process:
+# - classify in bands of window rows with 2 and 3 ranks (`--nproc`), on a raster whose width
+#   is not a multiple of the window, with nodata, an extent and a mask: the class raster and
+#   the Byte probabilities byte for byte, Float32 probabilities within 1e-6, polygons and a
+#   COG from the assembled raster; through torchrun too (skipped, saying so, without it);
+# - many rasters: whole rasters per rank (3 rasters, 2 ranks), bands of each (2 rasters,
+#   3 ranks), every output identical;
+# - samples with 2 ranks: the stores identical (every dataset and attribute) and the
+#   footprints too;
+# - faults: a rank killed with kill -9 mid-classification (the other stops within the
+#   collective timeout, naming it), a rank stopped with SIGTERM (the other stops as
+#   cancelled), a rank with another overlap refused by both: never an output, a part or a
+#   temporary left; --rank/--world-size under a launcher refused.
+# Usage: distributed_jobs.sh GEODL SCENE_FOLDER MODEL WORKDIR
+set -euo pipefail
+geodl=$(realpath "$1") scene=$(realpath "$2") model=$(realpath "$3") work=$4
+rm -rf "$work" && mkdir -p "$work"
+work=$(realpath "$work")
+py=/usr/bin/python3
+port() { $py -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+fail() { echo "FAILED: $*"; exit 1; }
+# run NAME ARGS...: geodl, its output in $work/NAME.log; fails the test with it.
+run() { local name=$1; shift; "$geodl" "$@" > "$work/$name.log" 2>&1 || { cat "$work/$name.log"; fail "$name"; }; }
+# empty_of_leftovers FOLDER: no part or temporary in it.
+no_leftovers() {
+  if find "$1" -name '*.rank-*' -o -name '*.tmp-*' | grep -q .; then find "$1" -ls; fail "leftovers in $1"; fi
+}
+
+# The inputs: a raster 230 x 250 (the window 64, stride 48: 230 is no multiple), a block of
+# nodata, a mask polygon and an extent; three rasters for whole-raster sharing.
+cd "$work"
+$py - "$scene/scene_val.tif" <<'EOF'
+import sys
+import numpy as np
+from osgeo import gdal, ogr, osr
+src = gdal.Open(sys.argv[1])
+gt = src.GetGeoTransform()
+for name, w, h, x0 in (("odd", 230, 250, 0), ("r1", 200, 180, 10), ("r2", 120, 256, 40), ("r3", 256, 90, 0)):
+    d = gdal.Translate(name + ".tif", src, srcWin=[x0, 0, w, h])
+    if name == "odd":
+        for b in range(1, d.RasterCount + 1):
+            band = d.GetRasterBand(b)
+            a = band.ReadAsArray()
+            a[100:140, 60:110] = 0
+            band.WriteArray(a)
+            band.SetNoDataValue(0)
+    d = None
+srs = osr.SpatialReference(wkt=src.GetProjection())
+ds = ogr.GetDriverByName("GPKG").CreateDataSource("mask.gpkg")
+layer = ds.CreateLayer("mask", srs, ogr.wkbPolygon)
+x, y, p = gt[0], gt[3], gt[1]
+ring = "POLYGON((%f %f, %f %f, %f %f, %f %f))" % (x + 20 * p, y - 10 * p, x + 200 * p, y - 40 * p,
+                                                   x + 180 * p, y - 240 * p, x + 10 * p, y - 200 * p)
+f = ogr.Feature(layer.GetLayerDefn())
+f.SetGeometry(ogr.CreateGeometryFromWkt(ring))
+layer.CreateFeature(f)
+ds = None
+print("%f,%f,%f,%f" % (x + 5 * p, y - 235 * p, x + 215 * p, y - 15 * p), file=open("extent.txt", "w"))
+EOF
+mkdir -p many && mv r1.tif r2.tif r3.tif many/
+mkdir -p two && cp many/r1.tif many/r2.tif two/
+extent=$(cat extent.txt)
+cat > compare.py <<'EOF'
+import sys
+import numpy as np
+from osgeo import gdal
+a, b, tolerance = gdal.Open(sys.argv[1]), gdal.Open(sys.argv[2]), float(sys.argv[3])
+assert (a.RasterXSize, a.RasterYSize, a.RasterCount) == (b.RasterXSize, b.RasterYSize, b.RasterCount)
+assert a.GetGeoTransform() == b.GetGeoTransform() and a.GetProjection() == b.GetProjection()
+worst = max(float(np.abs(a.GetRasterBand(i).ReadAsArray().astype(np.float64) -
+                         b.GetRasterBand(i).ReadAsArray().astype(np.float64)).max())
+            for i in range(1, a.RasterCount + 1))
+assert worst <= tolerance, "differ by %g" % worst
+print("%s: within %g (largest difference %g)" % (sys.argv[2], tolerance, worst))
+EOF
+classify=(-q classify --model "$model" --window 64 --batch-size 2 --threads 1 --collective-timeout 5)
+same() { cmp "$1" "$2" || fail "$2 differs from $1"; }
+
+# 1. One raster in bands: plain (Byte probabilities), then extent + mask + nodata + Float32
+# probabilities + polygons + COG.
+run one-plain "${classify[@]}" --input odd.tif --output one/plain.tif --probabilities
+run one-full "${classify[@]}" --input odd.tif --output one/full.tif --probabilities-float --polygons --cog \
+  --extent "$extent" --mask mask.gpkg
+grep -q "nodata: [1-9]" "$work/one-full.log" || fail "the full case has no nodata"
+for n in 2 3; do
+  run "r$n-plain" "${classify[@]}" --input odd.tif --output "r$n/plain.tif" --probabilities --nproc $n
+  same one/plain.tif "r$n/plain.tif"
+  same one/plain_probabilities.tif "r$n/plain_probabilities.tif"
+  run "r$n-full" "${classify[@]}" --input odd.tif --output "r$n/full.tif" --probabilities-float --polygons --cog \
+    --extent "$extent" --mask mask.gpkg --nproc $n
+  same one/full.tif "r$n/full.tif"
+  $py compare.py one/full_probabilities.tif "r$n/full_probabilities.tif" 1e-6
+  [ "$(ogrinfo -al -q one/full_polygons.gpkg | md5sum)" = "$(ogrinfo -al -q "r$n/full_polygons.gpkg" | md5sum)" ] ||
+    fail "the polygons of $n ranks differ"
+  grep -q "assembled the bands of $n ranks in [0-9.]* s" "$work/r$n-full.log" || fail "no assembly time"
+  diff <(sed 's|/r[0-9]/|/X/|; s|/one/|/X/|' "$work/one-full.log") \
+    <(grep -v "assembled the bands" "$work/r$n-full.log" | sed 's|/r[0-9]/|/X/|; s|/one/|/X/|') ||
+    fail "the summary of $n ranks differs"
+  no_leftovers "r$n"
+  echo "$n ranks (--nproc $n): class raster and Byte probabilities identical, Float32 within 1e-6, polygons and COG identical"
+done
+if command -v torchrun > /dev/null; then
+  # --redirects 1 --tee 1: Debian 12's torchrun (torch 1.13 on Python 3.11) fails on its own
+  # defaults (its Std flags parse "0" as nothing); these keep the output on the console.
+  torchrun --no_python --redirects 1 --tee 1 --nproc_per_node 2 --master_port "$(port)" "$geodl" "${classify[@]}" \
+    --input odd.tif --output torchrun/plain.tif --probabilities > torchrun.log 2>&1 || { cat torchrun.log; fail torchrun; }
+  same one/plain.tif torchrun/plain.tif
+  same one/plain_probabilities.tif torchrun/plain_probabilities.tif
+  echo "torchrun --no_python --nproc_per_node 2: identical"
+else
+  echo "SKIPPED: torchrun is not installed (Debian's python3-torch has it): no torchrun check"
+fi
+
+# 2. Many rasters: whole rasters per rank (3 rasters, 2 ranks), bands of each (2, 3 ranks).
+run many-one "${classify[@]}" --input many --working-folder many-one --probabilities
+run many-two "${classify[@]}" --input many --working-folder many-two --probabilities --nproc 2
+run few-one "${classify[@]}" --input two --working-folder few-one --probabilities
+run few-three "${classify[@]}" --input two --working-folder few-three --probabilities --nproc 3
+for r in r1 r2 r3; do
+  same "many-one/${r}_inference.tif" "many-two/${r}_inference.tif"
+  same "many-one/${r}_inference_probabilities.tif" "many-two/${r}_inference_probabilities.tif"
+done
+for r in r1 r2; do same "few-one/${r}_inference.tif" "few-three/${r}_inference.tif"; done
+[ "$(grep -c ' -> ' many-two.log)" = 3 ] || { cat many-two.log; fail "rank 0 does not report every raster"; }
+echo "3 rasters on 2 ranks (whole rasters) and 2 rasters on 3 ranks (bands): identical"
+
+# 3. Samples with 2 ranks against one process.
+cp -r "$scene" samples-scene
+(cd samples-scene && rm -rf samples && "$geodl" -q samples config.yaml --samples-size 64 --samples-dist 40 > ../samples-one.log 2>&1 &&
+  mv samples samples-one && "$geodl" -q samples config.yaml --samples-size 64 --samples-dist 40 --nproc 2 > ../samples-two.log 2>&1) ||
+  { cat samples-one.log samples-two.log; fail samples; }
+cat > compare_stores.py <<'EOF'
+import sys
+import h5py
+import numpy as np
+def objects(f):
+    out = {"/": f}
+    f.visititems(lambda name, o: out.__setitem__(name, o))
+    return out
+with h5py.File(sys.argv[1]) as fa, h5py.File(sys.argv[2]) as fb:
+    a, b = objects(fa), objects(fb)
+    assert sorted(a) == sorted(b), (sorted(a), sorted(b))
+    for name in a:
+        if isinstance(a[name], h5py.Dataset):
+            assert np.array_equal(a[name][()], b[name][()]), name
+        assert sorted(a[name].attrs) == sorted(b[name].attrs), name
+        for key in a[name].attrs:
+            assert np.array_equal(np.asarray(a[name].attrs[key]), np.asarray(b[name].attrs[key])), (name, key)
+    print("%s: identical (%d samples)" % (sys.argv[2], fa["sat_img"].shape[0]))
+EOF
+for split in trn val; do
+  $py compare_stores.py "samples-scene/samples-one/${split}_samples.hdf5" "samples-scene/samples/${split}_samples.hdf5"
+done
+[ "$(ogrinfo -al -q samples-scene/samples-one/samples_footprint.gpkg | md5sum)" = \
+  "$(ogrinfo -al -q samples-scene/samples/samples_footprint.gpkg | md5sum)" ] || fail "the footprints differ"
+diff <(sed 's|samples-one|samples|' samples-one.log) samples-two.log || fail "the samples summaries differ"
+no_leftovers samples-scene
+echo "samples on 2 ranks: stores and footprints identical to one process's"
+
+# 4. Faults. ranks NAME ARGS...: ranks 0 and 1 with torchrun's variables, logs NAME-RANK.log.
+ranks() {
+  local name=$1 p; shift; p=$(port); pids=()
+  for rank in 0 1; do
+    RANK=$rank WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$p "$geodl" "$@" > "$work/$name-$rank.log" 2>&1 &
+    pids+=($!)
+  done
+}
+# A raster large enough to be killed in the middle of (about 10 s on 2 ranks of 1 thread).
+gdal_translate -q -outsize 1200 1200 odd.tif big.tif
+long=("${classify[@]}" --input big.tif --probabilities)
+# started NAME: waits until rank 1 has computed windows (its part exists).
+started() {
+  for _ in $(seq 1 500); do
+    find "$work/$1" -name '*.rank-1*' 2>/dev/null | grep -q . && { sleep 1; return; }
+    sleep 0.02
+  done
+  fail "$1 never started"
+}
+mkdir -p killed && cp one/plain.tif killed/c.tif  # an earlier run's output
+old=$(sha256sum < killed/c.tif)
+ranks killed "${long[@]}" --output killed/c.tif
+started killed
+kill -9 "${pids[1]}"
+start=$(date +%s)
+code=0; wait "${pids[0]}" || code=$?
+seconds=$(( $(date +%s) - start ))
+wait "${pids[1]}" 2>/dev/null || true
+[ "$code" -ne 0 ] || fail "rank 0 went on after rank 1 was killed"
+[ "$seconds" -le 15 ] || fail "rank 0 took $seconds s to stop (collective timeout 5 s)"
+grep -q "rank 1 stopped answering (died or hung)" killed-0.log || { cat killed-0.log; fail "no message naming rank 1"; }
+[ "$(sha256sum < killed/c.tif)" = "$old" ] || fail "the previous output was replaced"
+[ "$(ls -A killed)" = c.tif ] || { ls -la killed; fail "a killed job left files"; }
+echo "rank 1 killed: rank 0 stopped after $seconds s with exit code $code, naming rank 1; nothing left, the old output kept"
+
+ranks stopped "${long[@]}" --output stopped/c.tif
+started stopped
+kill -TERM "${pids[1]}"
+code0=0; wait "${pids[0]}" || code0=$?
+code1=0; wait "${pids[1]}" || code1=$?
+[ "$code0" = 5 ] && [ "$code1" = 5 ] || { cat stopped-*.log; fail "SIGTERM: exit codes $code0 and $code1, not 5"; }
+grep -q "rank 1 was cancelled" stopped-0.log || { cat stopped-0.log; fail "rank 0 does not say why it stopped"; }
+[ -z "$(ls -A stopped 2>/dev/null)" ] || { ls -la stopped; fail "a cancelled job left files"; }
+echo "rank 1 stopped with SIGTERM: both ranks exit 5, nothing left"
+
+p=$(port)
+RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$p "$geodl" "${classify[@]}" --input odd.tif --output mismatch/c.tif > mismatch-0.log 2>&1 &
+pid0=$!
+code1=0
+RANK=1 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$p "$geodl" "${classify[@]}" --input odd.tif --output mismatch/c.tif --overlap 10 \
+  > mismatch-1.log 2>&1 || code1=$?
+code0=0; wait $pid0 || code0=$?
+[ "$code0" -ne 0 ] && [ "$code1" -ne 0 ] || fail "a mismatched rank was not refused"
+for rank in 0 1; do
+  grep -q "rank 1 would classify another job than rank 0: its overlap is 10.0, rank 0's 25.0" "mismatch-$rank.log" ||
+    { cat "mismatch-$rank.log"; fail "rank $rank: no mismatch message"; }
+done
+[ -z "$(ls -A mismatch 2>/dev/null)" ] || fail "a refused job left files"
+echo "a rank with another overlap: refused by both, naming it"
+
+code=0
+"$geodl" -q samples samples-scene/config.yaml --samples-size 64 --rank 1 --world-size 2 --nproc 2 > manual.log 2>&1 || code=$?
+[ "$code" -ne 0 ] && grep -q "make one shard by hand" manual.log || { cat manual.log; fail "--rank under a launcher"; }
+echo "distributed jobs: every check passed"
