@@ -290,25 +290,27 @@ void checkRuns(const std::vector<ClassifyOptions>& runs) {
 
 namespace {
 
-// One raster, shared in bands between the ranks (all of it in one process).
-ClassifyResult classifyShared(const ClassifyOptions& o, DataParallel& ranks, Progress& progress) {
-  CpuMemoryScope memory;  // reused blocks for the batches of windows
+// What a run needs before its windows: the model, the raster, the plan.
+struct RunPlan {
   OutputFolders folders;  // those it creates go again if the run fails
   Predictor predictor;
-  std::unique_ptr<io::RasterReader> opened;
-  ClassifyResult result;
-  TileJob job;
+  std::unique_ptr<io::RasterReader> reader;
   std::unique_ptr<io::LabelRasterizer> mask;
+  TileJob job;
   std::string device_name;
-  // Checks, model, raster and plan: when any rank fails here (a file missing on one
-  // machine), every rank stops at once with its message.
+  std::vector<std::string> warnings;
+};
+
+// Checks, model, raster and plan: when any rank fails here (a file missing on one machine),
+// every rank stops at once with its message.
+void planRun(const ClassifyOptions& o, DataParallel& ranks, Progress& progress, RunPlan& run) {
   ranks.together([&] {
     if (o.output.empty()) throw InputError("no output raster given");
     if (o.batch_size < 0) throw InputError("the batch size must be at least 1 (0: automatic)");
     if (o.min_area < 0) throw InputError("the minimum polygon area cannot be negative");
-    folders.create(o.output);
-    if (!o.probabilities.empty()) folders.create(o.probabilities);
-    if (!o.polygons.empty()) folders.create(o.polygons);
+    run.folders.create(o.output);
+    if (!o.probabilities.empty()) run.folders.create(o.probabilities);
+    if (!o.polygons.empty()) run.folders.create(o.polygons);
     for (const auto& line : checkJobFiles({{"the class raster", o.output, FileKind::GeoTiff},
                                            {"the probability raster", o.probabilities, FileKind::GeoTiff},
                                            {"the polygon file", o.polygons, FileKind::GeoPackage}},
@@ -317,35 +319,66 @@ ClassifyResult classifyShared(const ClassifyOptions& o, DataParallel& ranks, Pro
       if (ranks.writes()) progress.log(line);
 
     // 1. The model, the raster, and whether they fit each other.
-    predictor = loadPredictor(o.model_path, o.sidecar);
-    opened = std::make_unique<io::RasterReader>(o.input);
-    result.warnings = predictor.warnings;
-    checkModelFits(o, predictor.info, opened->info(), result);
+    run.predictor = loadPredictor(o.model_path, o.sidecar);
+    run.reader = std::make_unique<io::RasterReader>(o.input);
+    ClassifyResult fits;
+    fits.warnings = run.predictor.warnings;
+    checkModelFits(o, run.predictor.info, run.reader->info(), fits);
+    run.warnings = fits.warnings;
     if (ranks.writes())
-      for (const auto& w : result.warnings) progress.log("warning: " + w);
+      for (const auto& w : run.warnings) progress.log("warning: " + w);
 
     // 2. The plan: windows, extent, mask, device, batch size.
-    const io::RasterInfo& ri = opened->info();
-    const ModelInfo& info = predictor.info;
+    const io::RasterInfo& ri = run.reader->info();
+    const ModelInfo& info = run.predictor.info;
+    TileJob& job = run.job;
     job.plan = planTiles(ri.width, ri.height, o.window > 0 ? o.window : info.sample_size, o.overlap);
     job.area = extentToPixels(o, ri);
     job.classes = info.spec.classes;
     for (const auto& c : info.classes) job.class_ids.push_back(uint8_t(c.id));
     if (!o.mask.empty())
-      mask = std::make_unique<io::LabelRasterizer>(io::LabelSource{o.mask, o.mask_layer, "", {}}, ri, 255);
-    job.row_windows = windowsToCompute(job.plan, job.area, mask.get());
-    device_name = resolveDevice(o.device);
+      run.mask = std::make_unique<io::LabelRasterizer>(io::LabelSource{o.mask, o.mask_layer, "", {}}, ri, 255);
+    job.row_windows = windowsToCompute(job.plan, job.area, run.mask.get());
+    if (run.mask)
+      job.inside = [mask = run.mask.get(), width = ri.width](int y, int n, std::vector<uint8_t>& strip) {
+        mask->rasterize(0, y, width, n, strip);
+      };
+    run.device_name = resolveDevice(o.device);
     configureThreads(o.threads);
-    predictor.to(torch::Device(device_name));
-    checkWindowMemory(o, job, ri.bands, device_name);
+    run.predictor.to(torch::Device(run.device_name));
+    checkWindowMemory(o, job, ri.bands, run.device_name);
     torch::NoGradGuard no_grad;
-    job.batch_size = chooseBatchSize(o, predictor, device_name, ri.bands, job.plan.window, progress);
+    job.batch_size = chooseBatchSize(o, run.predictor, run.device_name, ri.bands, job.plan.window, progress);
   });
-  const io::RasterReader& reader = *opened;
+}
+
+// Rank 0 joins the ranks' bands into the outputs (finished, not yet committed).
+void assembleBands(const std::vector<io::RowBandFiles>& bands, int width, int classes, io::GeoTiffTileSink& sink,
+                   int ranks, Progress& progress, ClassifyResult& result) {
+  const auto start = std::chrono::steady_clock::now();
+  progress.report(1.0, "assembling " + std::to_string(ranks) + " bands");
+  io::copyRowBands(bands, width, classes, sink, [&] { progress.checkCancelled(); });
+  sink.finish();
+  result.assembly_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::ostringstream line;
+  line << std::fixed << std::setprecision(2) << "assembled the bands of " << ranks << " ranks in "
+       << result.assembly_seconds << " s";
+  progress.log(line.str());
+}
+
+// One raster, shared in bands between the ranks (all of it in one process).
+ClassifyResult classifyShared(const ClassifyOptions& o, DataParallel& ranks, Progress& progress) {
+  CpuMemoryScope memory;  // reused blocks for the batches of windows
+  RunPlan run;
+  planRun(o, ranks, progress, run);
+  const io::RasterReader& reader = *run.reader;
   const io::RasterInfo& ri = reader.info();
+  const Predictor& predictor = run.predictor;
   const ModelInfo& info = predictor.info;
-  if (mask) job.inside = [&](int y, int n, std::vector<uint8_t>& strip) { mask->rasterize(0, y, ri.width, n, strip); };
-  const torch::Device device(device_name);
+  TileJob& job = run.job;
+  ClassifyResult result;
+  result.warnings = run.warnings;
+  const torch::Device device(run.device_name);
   torch::NoGradGuard no_grad;
   // With ranks: the same job everywhere, the batch that fits them all, this rank's band.
   job.batch_size = int(ranks.minimum(job.batch_size));  // each rank probed its own memory
@@ -406,16 +439,8 @@ ClassifyResult classifyShared(const ClassifyOptions& o, DataParallel& ranks, Pro
   // raster; then every output is moved into place together, so that a failure (a full disk)
   // leaves the previous outputs as they were.
   if (ranks.active() && ranks.writes()) {
-    const auto start = std::chrono::steady_clock::now();
-    progress.report(1.0, "assembling " + std::to_string(ranks.size()) + " bands");
     sink = std::make_unique<io::GeoTiffTileSink>(o.output, spec, o.probabilities, probability_spec);
-    io::copyRowBands(bands, ri.width, job.classes, *sink, [&] { shared.checkCancelled(); });
-    sink->finish();
-    result.assembly_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::ostringstream line;
-    line << std::fixed << std::setprecision(2) << "assembled the bands of " << ranks.size() << " ranks in "
-         << result.assembly_seconds << " s";
-    progress.log(line.str());
+    assembleBands(bands, ri.width, job.classes, *sink, ranks.size(), progress, result);
   }
   std::optional<AtomicOutput> polygons;
   if (!o.polygons.empty() && ranks.writes()) {
