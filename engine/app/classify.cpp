@@ -353,11 +353,11 @@ void planRun(const ClassifyOptions& o, DataParallel& ranks, Progress& progress, 
 }
 
 // Rank 0 joins the ranks' bands into the outputs (finished, not yet committed).
-void assembleBands(const std::vector<io::RowBandFiles>& bands, int width, int classes, io::GeoTiffTileSink& sink,
+void assembleBands(const std::vector<io::RowBandFiles>& bands, const TileJob& job, io::GeoTiffTileSink& sink,
                    int ranks, Progress& progress, ClassifyResult& result) {
   const auto start = std::chrono::steady_clock::now();
   progress.report(1.0, "assembling " + std::to_string(ranks) + " bands");
-  io::copyRowBands(bands, width, classes, sink, [&] { progress.checkCancelled(); });
+  io::copyRowBands(bands, job.plan.ys, job.plan.width, job.classes, sink, [&] { progress.checkCancelled(); });
   sink.finish();
   result.assembly_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::ostringstream line;
@@ -440,7 +440,7 @@ ClassifyResult classifyShared(const ClassifyOptions& o, DataParallel& ranks, Pro
   // leaves the previous outputs as they were.
   if (ranks.active() && ranks.writes()) {
     sink = std::make_unique<io::GeoTiffTileSink>(o.output, spec, o.probabilities, probability_spec);
-    assembleBands(bands, ri.width, job.classes, *sink, ranks.size(), progress, result);
+    assembleBands(bands, job, *sink, ranks.size(), progress, result);
   }
   std::optional<AtomicOutput> polygons;
   if (!o.polygons.empty() && ranks.writes()) {

@@ -89,13 +89,13 @@ void readBandRows(GDALDataset& ds, const std::string& path, int y, int n, GDALDa
 
 }  // namespace
 
-void copyRowBands(const std::vector<RowBandFiles>& bands, int width, int classes, TileSink& sink,
-                  const std::function<void()>& step) {
-  constexpr int kRows = 256;
+void copyRowBands(const std::vector<RowBandFiles>& bands, const std::vector<int>& blocks, int width, int classes,
+                  TileSink& sink, const std::function<void()>& step) {
   const ProbabilityType type = sink.probabilities();
   const GDALDataType gdal_type = type == ProbabilityType::Float32 ? GDT_Float32 : GDT_Byte;
   const size_t value_size = type == ProbabilityType::Float32 ? 4 : 1;
   std::vector<uint8_t> ids, probabilities;
+  size_t k = 0;  // the next block
   for (const RowBandFiles& band : bands) {
     if (band.rows <= 0) continue;
     Dataset ids_ds = openRaster(band.classes);
@@ -104,15 +104,17 @@ void copyRowBands(const std::vector<RowBandFiles>& bands, int width, int classes
       throw IoError("the part '" + band.classes + "' has " + std::to_string(ids_ds->GetRasterXSize()) + " x " +
                     std::to_string(ids_ds->GetRasterYSize()) + " pixels, not the " + std::to_string(width) + " x " +
                     std::to_string(band.rows) + " of its band: another job wrote over it; start the job again");
-    for (int y = 0; y < band.rows; y += kRows) {
-      const int n = std::min(kRows, band.rows - y);
+    const int end = band.y0 + band.rows;
+    for (; k < blocks.size() && blocks[k] < end; ++k) {
+      const int y = blocks[k], n = std::min(k + 1 < blocks.size() ? blocks[k + 1] : end, end) - y;
+      if (y < band.y0) throw Error("a block of rows starts before its band: a bug in the bands' plan");
       ids.resize(size_t(n) * width);
-      readBandRows(*ids_ds, band.classes, y, n, GDT_Byte, ids.data());
+      readBandRows(*ids_ds, band.classes, y - band.y0, n, GDT_Byte, ids.data());
       if (probs_ds) {
         probabilities.resize(size_t(classes) * n * width * value_size);
-        readBandRows(*probs_ds, band.probabilities, y, n, gdal_type, probabilities.data());
+        readBandRows(*probs_ds, band.probabilities, y - band.y0, n, gdal_type, probabilities.data());
       }
-      sink.writeRows(band.y0 + y, n, ids.data(), probs_ds ? probabilities.data() : nullptr);
+      sink.writeRows(y, n, ids.data(), probs_ds ? probabilities.data() : nullptr);
       if (step) step();
     }
   }

@@ -61,9 +61,11 @@ struct RowBandFiles {
   int y0 = 0, rows = 0;
 };
 
-// Copies the bands, in order, into `sink` (the whole raster's), 256 rows at a time, calling
-// `step` after each block; throws IoError naming a band's file that cannot be read.
-void copyRowBands(const std::vector<RowBandFiles>& bands, int width, int classes, TileSink& sink,
-                  const std::function<void()>& step);
+// Copies the bands, in order, into `sink` (the whole raster's) in the blocks of rows one
+// process writes (`blocks`: the first row of each, from 0; each within one band), so that
+// the files come out byte for byte the same; calls `step` after each block. Throws IoError
+// naming a band's file that cannot be read.
+void copyRowBands(const std::vector<RowBandFiles>& bands, const std::vector<int>& blocks, int width, int classes,
+                  TileSink& sink, const std::function<void()>& step);
 
 }  // namespace geodl::io

@@ -169,6 +169,13 @@ ranks() {
 # A raster large enough to be killed in the middle of (about 10 s on 2 ranks of 1 thread).
 gdal_translate -q -outsize 1200 1200 odd.tif big.tif
 long=("${classify[@]}" --input big.tif --probabilities)
+# Larger than GDAL's block cache holds: the assembled files are byte for byte one process's
+# only when rank 0 writes the rows in the blocks one process writes.
+run big-one "${long[@]}" --output big-one/c.tif
+run big-two "${long[@]}" --output big-two/c.tif --nproc 2
+same big-one/c.tif big-two/c.tif
+same big-one/c_probabilities.tif big-two/c_probabilities.tif
+echo "1200 x 1200 on 2 ranks: class raster and probabilities identical"
 # started NAME: waits until rank 1 has computed windows (its part exists).
 started() {
   for _ in $(seq 1 500); do
