@@ -352,7 +352,8 @@ void planRun(const ClassifyOptions& o, DataParallel& ranks, Progress& progress, 
   });
 }
 
-// Rank 0 joins the ranks' bands into the outputs (finished, not yet committed).
+// Rank 0 appends the other ranks' bands to the outputs, which hold its own, and finishes
+// them (not yet committed).
 void assembleBands(const std::vector<io::RowBandFiles>& bands, const TileJob& job, io::GeoTiffTileSink& sink,
                    int ranks, Progress& progress, ClassifyResult& result) {
   const auto start = std::chrono::steady_clock::now();
@@ -393,18 +394,19 @@ ClassifyResult classifyShared(const ClassifyOptions& o, DataParallel& ranks, Pro
   // an unwritable path fails before any work; then the windows, streamed to them.
   const io::GeoTiffSpec spec = classSpec(ri, info, o.cog);
   const io::GeoTiffSpec probability_spec = probabilitySpec(spec, info, o.probabilities_float);
+  // Rank 0's band (the first rows) goes straight into the outputs; the other ranks' into
+  // their parts, which rank 0 appends.
   std::unique_ptr<io::GeoTiffTileSink> sink, part;  // the outputs; this rank's part of them
-  std::vector<io::RowBandFiles> bands;  // every rank's
+  std::vector<io::RowBandFiles> bands;  // every other rank's
   PartFiles parts;
-  if (!ranks.active()) {
-    sink = std::make_unique<io::GeoTiffTileSink>(o.output, spec, o.probabilities, probability_spec);
-  } else {
-    if (band_rows > 0)
+  if (ranks.writes()) sink = std::make_unique<io::GeoTiffTileSink>(o.output, spec, o.probabilities, probability_spec);
+  if (ranks.active()) {
+    if (band_rows > 0 && !ranks.writes())
       part = std::make_unique<io::GeoTiffTileSink>(
           partPath(o.output, ranks.rank()), bandSpec(spec, band_y0, band_rows), partPath(o.probabilities, ranks.rank()),
           bandSpec(probability_spec, band_y0, band_rows));
     const io::RowBandFiles mine{part ? part->finishedClasses() : "", part ? part->finishedProbabilities() : "",
-                                band_y0, band_rows};
+                                band_y0, part ? band_rows : 0};
     for (const auto& text : ranks.gatherText(bandJson(mine).dump())) {
       const auto b = nlohmann::json::parse(text);
       bands.push_back({b.at("classes"), b.at("probabilities"), b.at("y0"), b.at("rows")});
@@ -415,8 +417,8 @@ ClassifyResult classifyShared(const ClassifyOptions& o, DataParallel& ranks, Pro
   std::vector<int64_t> counts(size_t(job.classes) + 3, 0);  // class pixels, nodata, windows, non-finite
   const int end_row = job.band.end(job.plan);
   RankProgress shared(progress, ranks, "windows:" + o.output, job_windows, windowsOf(job, job.band.first_row, end_row));
-  if (io::GeoTiffTileSink* target = ranks.active() ? part.get() : sink.get()) {
-    BandSink band_sink(*target, ranks.active() ? band_y0 : 0);
+  if (io::GeoTiffTileSink* target = part ? part.get() : band_rows > 0 ? sink.get() : nullptr) {
+    BandSink band_sink(*target, part ? band_y0 : 0);
     const TileResult tiles = classifyTiles([&](const torch::Tensor& x) { return predict(predictor, x, o.tta); },
                                            source, band_sink, job, device, shared);
     std::copy(tiles.class_pixels.begin(), tiles.class_pixels.end(), counts.begin());
@@ -424,7 +426,7 @@ ClassifyResult classifyShared(const ClassifyOptions& o, DataParallel& ranks, Pro
     // The windows of this rank's own blocks (the rows before them are the neighbour's).
     counts[size_t(job.classes) + 1] = windowsOf(job, job.band.first_block, end_row);
     shared.checkCancelled();
-    target->finish();
+    if (target == part.get() || !ranks.active()) target->finish();
   }
   counts[size_t(job.classes) + 2] = reader.undeclaredNonFinitePixels();
   ranks.awaitAll("classified:" + o.output, [&] { shared.showJob(); });
@@ -438,10 +440,7 @@ ClassifyResult classifyShared(const ClassifyOptions& o, DataParallel& ranks, Pro
   // 4. Rank 0 assembles the ranks' bands into the outputs; polygons from the finished class
   // raster; then every output is moved into place together, so that a failure (a full disk)
   // leaves the previous outputs as they were.
-  if (ranks.active() && ranks.writes()) {
-    sink = std::make_unique<io::GeoTiffTileSink>(o.output, spec, o.probabilities, probability_spec);
-    assembleBands(bands, job, *sink, ranks.size(), progress, result);
-  }
+  if (ranks.active() && ranks.writes()) assembleBands(bands, job, *sink, ranks.size(), progress, result);
   std::optional<AtomicOutput> polygons;
   if (!o.polygons.empty() && ranks.writes()) {
     progress.report(1.0, "polygons");

@@ -14,11 +14,19 @@ namespace geodl::io {
 
 namespace fs = std::filesystem;
 
+// Tiles are 256 x 256; rows are handed to GDAL a whole row of tiles at a time, so that each
+// tile is compressed and written once, in order: the file's layout does not depend on how
+// the rows came (a rank's blocks or one process's) nor on what else fills GDAL's cache.
+constexpr int kTile = 256;
+
 struct GeoTiffWriter::Impl {
   AtomicOutput out;  // first: destroyed after the dataset closes
   GeoTiffSpec spec;
   Dataset ds;
   bool committed = false;
+  // The rows of the tile row being filled: bands x kTile x width values.
+  std::vector<uint8_t> pending;
+  int pending_y = 0, pending_rows = 0;
 };
 
 namespace {
@@ -42,8 +50,8 @@ GeoTiffWriter::GeoTiffWriter(const std::string& path, const GeoTiffSpec& spec)
   GDALDriver* driver = GetGDALDriverManager()->GetDriverByName("GTiff");
   char** options = nullptr;
   options = CSLSetNameValue(options, "TILED", "YES");
-  options = CSLSetNameValue(options, "BLOCKXSIZE", "256");
-  options = CSLSetNameValue(options, "BLOCKYSIZE", "256");
+  options = CSLSetNameValue(options, "BLOCKXSIZE", std::to_string(kTile).c_str());
+  options = CSLSetNameValue(options, "BLOCKYSIZE", std::to_string(kTile).c_str());
   options = CSLSetNameValue(options, "COMPRESS", "DEFLATE");
   options = CSLSetNameValue(options, "PREDICTOR", spec.float32 ? "3" : "2");
   options = CSLSetNameValue(options, "BIGTIFF", "IF_SAFER");
@@ -89,31 +97,57 @@ GeoTiffWriter::~GeoTiffWriter() {
 }
 
 namespace {
-template <typename T>
-void write(GDALDataset& ds, const GeoTiffSpec& spec, int y, int rows, const T* values,
-           GDALDataType type, const std::string& path) {
-  const size_t plane = size_t(rows) * spec.width;
+
+// Hands the pending rows (the whole tile row, or the raster's last rows) to GDAL.
+void flushPending(GeoTiffWriter::Impl& d, GDALDataType type, const std::string& path) {
+  if (d.pending_rows == 0) return;
+  const size_t value = size_t(GDALGetDataTypeSizeBytes(type));
+  const size_t plane = size_t(kTile) * d.spec.width * value;
   CPLErrorReset();
   errno = 0;
-  for (int b = 0; b < spec.bands; ++b)
-    if (ds.GetRasterBand(b + 1)->RasterIO(GF_Write, 0, y, spec.width, rows,
-                                          const_cast<T*>(values + b * plane), spec.width, rows,
-                                          type, 0, 0, nullptr) != CE_None)
+  for (int b = 0; b < d.spec.bands; ++b)
+    if (d.ds->GetRasterBand(b + 1)->RasterIO(GF_Write, 0, d.pending_y, d.spec.width, d.pending_rows,
+                                             d.pending.data() + b * plane, d.spec.width, d.pending_rows, type,
+                                             0, 0, nullptr) != CE_None)
       throw gdalWriteFailure("'" + path + "'", path);
+  d.pending_y += d.pending_rows;
+  d.pending_rows = 0;
 }
+
+template <typename T>
+void write(GeoTiffWriter::Impl& d, int y, int rows, const T* values, GDALDataType type, const std::string& path) {
+  if (y != d.pending_y + d.pending_rows)
+    throw Error("rows " + std::to_string(y) + "+ of '" + path + "' came out of order: a bug");
+  const GeoTiffSpec& spec = d.spec;
+  const size_t in_plane = size_t(rows) * spec.width, row = size_t(spec.width);
+  d.pending.resize(size_t(spec.bands) * kTile * row * sizeof(T));
+  T* pending = reinterpret_cast<T*>(d.pending.data());
+  for (int done = 0; done < rows;) {
+    const int tile_end = std::min(spec.height, (d.pending_y / kTile + 1) * kTile);
+    const int n = std::min(rows - done, tile_end - (d.pending_y + d.pending_rows));
+    for (int b = 0; b < spec.bands; ++b)
+      std::copy(values + b * in_plane + size_t(done) * row, values + b * in_plane + size_t(done + n) * row,
+                pending + (size_t(b) * kTile + size_t(d.pending_rows)) * row);
+    d.pending_rows += n;
+    done += n;
+    if (d.pending_y + d.pending_rows == tile_end) flushPending(d, type, path);
+  }
+}
+
 }  // namespace
 
 void GeoTiffWriter::writeRows(int y, int rows, const uint8_t* values) {
-  write(*impl_->ds, impl_->spec, y, rows, values, GDT_Byte, path_);
+  write(*impl_, y, rows, values, GDT_Byte, path_);
 }
 
 void GeoTiffWriter::writeRows(int y, int rows, const float* values) {
-  write(*impl_->ds, impl_->spec, y, rows, values, GDT_Float32, path_);
+  write(*impl_, y, rows, values, GDT_Float32, path_);
 }
 
 void GeoTiffWriter::finish() {
   auto& d = *impl_;
   const std::string what = "'" + path_ + "'";
+  flushPending(d, d.spec.float32 ? GDT_Float32 : GDT_Byte, path_);
   CPLErrorReset();
   errno = 0;
   d.ds->FlushCache();

@@ -32,7 +32,8 @@ class GeoTiffWriter {
   GeoTiffWriter(const GeoTiffWriter&) = delete;
   GeoTiffWriter& operator=(const GeoTiffWriter&) = delete;
 
-  // Rows [y, y + rows) of every band, band after band (bands x rows x width).
+  // Rows [y, y + rows) of every band, band after band (bands x rows x width), in order from
+  // row 0. They reach the file a row of 256 x 256 tiles at a time (each tile written once).
   void writeRows(int y, int rows, const uint8_t* values);
   void writeRows(int y, int rows, const float* values);
   // Completes the file under its temporary name (the last blocks, the Cloud Optimized copy,
@@ -45,8 +46,9 @@ class GeoTiffWriter {
   void commit();
   const std::string& path() const { return path_; }
 
+  struct Impl;  // the dataset and the rows of the tile row being filled
+
  private:
-  struct Impl;
   std::unique_ptr<Impl> impl_;
   std::string path_;
 };

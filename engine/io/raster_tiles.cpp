@@ -105,9 +105,9 @@ void copyRowBands(const std::vector<RowBandFiles>& bands, const std::vector<int>
                     std::to_string(ids_ds->GetRasterYSize()) + " pixels, not the " + std::to_string(width) + " x " +
                     std::to_string(band.rows) + " of its band: another job wrote over it; start the job again");
     const int end = band.y0 + band.rows;
+    while (k < blocks.size() && blocks[k] < band.y0) ++k;  // the sink's own rows (rank 0's)
     for (; k < blocks.size() && blocks[k] < end; ++k) {
       const int y = blocks[k], n = std::min(k + 1 < blocks.size() ? blocks[k + 1] : end, end) - y;
-      if (y < band.y0) throw Error("a block of rows starts before its band: a bug in the bands' plan");
       ids.resize(size_t(n) * width);
       readBandRows(*ids_ds, band.classes, y - band.y0, n, GDT_Byte, ids.data());
       if (probs_ds) {

@@ -61,9 +61,9 @@ struct RowBandFiles {
   int y0 = 0, rows = 0;
 };
 
-// Copies the bands, in order, into `sink` (the whole raster's) in the blocks of rows one
-// process writes (`blocks`: the first row of each, from 0; each within one band), so that
-// the files come out byte for byte the same; calls `step` after each block. Throws IoError
+// Appends the bands, in order, to `sink` (the whole raster's, which may hold the rows before
+// the first band already) in the blocks of rows one process writes (`blocks`: the first row
+// of each, from 0; each within one band); calls `step` after each block. Throws IoError
 // naming a band's file that cannot be read.
 void copyRowBands(const std::vector<RowBandFiles>& bands, const std::vector<int>& blocks, int width, int classes,
                   TileSink& sink, const std::function<void()>& step);
