@@ -906,5 +906,25 @@ Rapport : %2</translation>
         <source>Several processes (--nproc, torchrun, srun): seconds a rank waits for the others before all stop (a rank that died or hung).</source>
         <translation>Plusieurs processus (--nproc, torchrun, srun) : secondes pendant lesquelles un rang attend les autres avant que tous s’arrêtent (un rang mort ou bloqué).</translation>
     </message>
+    <message>
+        <source>auto (fp32)</source>
+        <translation>auto (fp32)</translation>
+    </message>
+    <message>
+        <source>fp32</source>
+        <translation>fp32</translation>
+    </message>
+    <message>
+        <source>bf16</source>
+        <translation>bf16</translation>
+    </message>
+    <message>
+        <source>Precision</source>
+        <translation>Précision</translation>
+    </message>
+    <message>
+        <source>bf16 computes with bfloat16 weights and activations: several times faster on CPUs with AMX-BF16 or AVX512_BF16 (refused on others) and on GPUs, at nearly the same classes; fp32 is exact.</source>
+        <translation>bf16 calcule avec des poids et des activations en bfloat16 : plusieurs fois plus rapide sur les processeurs dotés d’AMX-BF16 ou d’AVX512_BF16 (refusé sur les autres) et sur les GPU, pour des classes presque identiques ; fp32 est exact.</translation>
+    </message>
 </context>
 </TS>

@@ -65,15 +65,20 @@ PixelRect extentToPixels(const ClassifyOptions& o, const io::RasterInfo& ri) {
   return r;
 }
 
-// Softmax probabilities of a batch, averaged over the 8 flips and quarter turns with TTA.
-torch::Tensor predict(const Predictor& model, const torch::Tensor& x, bool tta) {
-  if (!tta) return torch::softmax(model.forward(x), 1);
+// Softmax probabilities of a batch, averaged over the 8 flips and quarter turns with TTA;
+// `type`: the weights' (kBFloat16 for bf16).
+torch::Tensor predict(const Predictor& model, const torch::Tensor& x, bool tta, torch::ScalarType type) {
+  // bfloat16 weights take bfloat16 inputs; the softmax is computed in float.
+  const auto logits = [&](const torch::Tensor& t) {
+    return type == torch::kFloat ? model.forward(t) : model.forward(t.to(type)).to(torch::kFloat);
+  };
+  if (!tta) return torch::softmax(logits(x), 1);
   torch::Tensor sum;
   for (int flip = 0; flip < 2; ++flip)
     for (int k = 0; k < 4; ++k) {
       torch::Tensor t = flip ? x.flip({3}) : x;
       t = torch::rot90(t, k, {2, 3});
-      torch::Tensor p = torch::rot90(torch::softmax(model.forward(t), 1), -k, {2, 3});
+      torch::Tensor p = torch::rot90(torch::softmax(logits(t), 1), -k, {2, 3});
       if (flip) p = p.flip({3});
       sum = sum.defined() ? sum + p : p;
     }
@@ -122,14 +127,14 @@ void checkWindowMemory(const ClassifyOptions& o, const TileJob& job, int bands, 
 // Batch size 0: as many windows as fit the memory budget (forward peaks at 1 and 2 windows
 // give the cost of one more).
 int chooseBatchSize(const ClassifyOptions& o, const Predictor& predictor, const std::string& device_name, int bands,
-                    int window, Progress& progress) {
+                    int window, torch::ScalarType type, Progress& progress) {
   if (o.batch_size > 0) return o.batch_size;
   installCountingCpuAllocator();
   MemoryMeter meter(device_name);
   const torch::Device device(device_name);
   const auto peakOf = [&](int n) {
     meter.start();
-    predict(predictor, torch::zeros({n, bands, window, window}, torch::TensorOptions().device(device)), o.tta);
+    predict(predictor, torch::zeros({n, bands, window, window}, torch::TensorOptions().device(device)), o.tta, type);
     return double(meter.peak());
   };
   const double one = peakOf(1), two = peakOf(2), per = std::max(1.0, two - one);
@@ -245,6 +250,7 @@ std::string runDescription(const ClassifyOptions& o, const io::RasterInfo& ri, c
                       {"overlap", o.overlap},
                       {"batch_size", job.batch_size},
                       {"tta", o.tta},
+                      {"precision", o.precision},
                       {"extent", std::vector<double>(o.extent, o.extent + 4)},
                       {"mask", o.mask},
                       {"cog", o.cog}};
@@ -298,6 +304,8 @@ struct RunPlan {
   std::unique_ptr<io::LabelRasterizer> mask;
   TileJob job;
   std::string device_name;
+  std::string precision;  // fp32 or bf16
+  torch::ScalarType type = torch::kFloat;  // of the weights
   std::vector<std::string> warnings;
 };
 
@@ -344,11 +352,20 @@ void planRun(const ClassifyOptions& o, DataParallel& ranks, Progress& progress, 
         mask->rasterize(0, y, width, n, strip);
       };
     run.device_name = resolveDevice(o.device);
+    run.precision = resolvePrecision(o.precision, run.device_name);
     configureThreads(o.threads);
     run.predictor.to(torch::Device(run.device_name));
+    if (run.precision == "bf16") {
+      run.type = torch::kBFloat16;
+      run.predictor.cast(run.type);  // once: the weights in bfloat16
+      const std::string instructions = cpuBf16Instructions();
+      if (ranks.writes())
+        progress.log("precision bf16 (" + (run.device_name == "cpu" ? instructions : run.device_name) + ")");
+    }
     checkWindowMemory(o, job, ri.bands, run.device_name);
     torch::NoGradGuard no_grad;
-    job.batch_size = chooseBatchSize(o, run.predictor, run.device_name, ri.bands, job.plan.window, progress);
+    job.batch_size =
+        chooseBatchSize(o, run.predictor, run.device_name, ri.bands, job.plan.window, run.type, progress);
   });
 }
 
@@ -419,7 +436,7 @@ ClassifyResult classifyShared(const ClassifyOptions& o, DataParallel& ranks, Pro
   RankProgress shared(progress, ranks, "windows:" + o.output, job_windows, windowsOf(job, job.band.first_row, end_row));
   if (io::GeoTiffTileSink* target = part ? part.get() : band_rows > 0 ? sink.get() : nullptr) {
     BandSink band_sink(*target, part ? band_y0 : 0);
-    const TileResult tiles = classifyTiles([&](const torch::Tensor& x) { return predict(predictor, x, o.tta); },
+    const TileResult tiles = classifyTiles([&](const torch::Tensor& x) { return predict(predictor, x, o.tta, run.type); },
                                            source, band_sink, job, device, shared);
     std::copy(tiles.class_pixels.begin(), tiles.class_pixels.end(), counts.begin());
     counts[size_t(job.classes)] = tiles.nodata_pixels;
@@ -461,6 +478,7 @@ ClassifyResult classifyShared(const ClassifyOptions& o, DataParallel& ranks, Pro
   result.windows = job.plan.windows();
   result.windows_computed = counts[size_t(job.classes) + 1];
   result.batch_size = job.batch_size;
+  result.precision = run.precision;
   result.classes = info.classes;
   result.class_pixels.assign(counts.begin(), counts.begin() + job.classes);
   result.nodata_pixels = counts[size_t(job.classes)];

@@ -29,6 +29,7 @@ struct ClassifyOptions {
   std::string polygons;       // optional GeoPackage of the classes as polygons
   double min_area = 0;        // polygons smaller than this (map units squared) are dropped
   std::string device = "auto";
+  std::string precision = "fp32";  // fp32, bf16 (the weights and activations), auto (fp32)
   int threads = 0;            // 0: all cores
   // Only windows touching this extent (in the raster's CRS) are computed; the rest is nodata.
   bool has_extent = false;
@@ -44,6 +45,7 @@ struct ClassifyResult {
   int width = 0, height = 0;
   int64_t windows = 0, windows_computed = 0;
   int batch_size = 0;  // used
+  std::string precision = "fp32";  // used
   std::vector<ModelClass> classes;    // the model's: ids, names, colours (for styling)
   std::vector<int64_t> class_pixels;  // per model class
   int64_t nodata_pixels = 0;

@@ -4,9 +4,16 @@
 #include <ATen/Context.h>
 #include <ATen/Parallel.h>
 
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <thread>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 
 #ifdef GEODL_WITH_CUDA
 #include <c10/cuda/CUDAGuard.h>
@@ -49,6 +56,53 @@ double defaultMemoryBudgetMiB(const std::string& device) {
     if (fields >> key >> kib && key == "MemAvailable:") return kib / 1024.0 / 2.0;
   }
   return 4096;  // no /proc: a modest default
+}
+
+namespace {
+
+// oneDNN's ISA cap, upper case ("" when unset).
+std::string maxCpuIsa() {
+  for (const char* name : {"ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA"})
+    if (const char* v = std::getenv(name); v && *v) {
+      std::string isa = v;
+      std::transform(isa.begin(), isa.end(), isa.begin(), [](unsigned char c) { return char(std::toupper(c)); });
+      return isa;
+    }
+  return "";
+}
+
+}  // namespace
+
+std::string cpuBf16Instructions() {
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid_count(1, 0, &a, &b, &c, &d) || !(c & (1u << 27))) return "";  // no OSXSAVE
+  unsigned lo = 0, hi = 0;
+  __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+  const uint64_t xcr0 = (uint64_t(hi) << 32) | lo;
+  const bool zmm = (xcr0 & 0xe6) == 0xe6;                 // the OS saves AVX-512's registers
+  const bool tiles = (xcr0 & (3u << 17)) == (3u << 17);  // and AMX's tiles
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return "";
+  const bool amx_bf16 = (d >> 22) & 1u;
+  unsigned a1 = 0, b1 = 0, c1 = 0, d1 = 0;
+  const bool avx512_bf16 = __get_cpuid_count(7, 1, &a1, &b1, &c1, &d1) && ((a1 >> 5) & 1u);
+  const std::string cap = maxCpuIsa();
+  const bool cap_amx = cap.empty() || cap == "ALL" || cap.find("AMX") != std::string::npos;
+  const bool cap_bf16 = cap_amx || cap == "AVX512_CORE_BF16" || cap == "AVX512_CORE_FP16";
+  if (zmm && tiles && amx_bf16 && cap_amx) return "AMX-BF16";
+  if (zmm && avx512_bf16 && cap_bf16) return "AVX512_BF16";
+#endif
+  return "";
+}
+
+std::string resolvePrecision(const std::string& requested, const std::string& device) {
+  if (requested.empty() || requested == "auto" || requested == "fp32") return "fp32";
+  if (requested != "bf16") throw InputError("unknown precision '" + requested + "'; use auto, fp32 or bf16");
+  if (device.rfind("cuda", 0) == 0 || !cpuBf16Instructions().empty()) return "bf16";
+  const std::string cap = maxCpuIsa();
+  throw InputError("bf16 needs a CPU with AVX512_BF16 or AMX-BF16 instructions (or a GPU), and this one has " +
+                   std::string(cap.empty() ? "neither" : "none that oneDNN may use (its ISA is capped at " + cap + ")") +
+                   "; use precision fp32 (or auto)");
 }
 
 int configureThreads(int threads) {

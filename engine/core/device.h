@@ -15,6 +15,17 @@ bool cudaAvailable();
 // reports available on the CPU; 90% of the free memory on a GPU.
 double defaultMemoryBudgetMiB(const std::string& device);
 
+// The CPU's bfloat16 instructions that oneDNN computes convolutions with: "AMX-BF16",
+// "AVX512_BF16", or "" (none; or DNNL_MAX_CPU_ISA / ONEDNN_MAX_CPU_ISA set below them, as
+// oneDNN then does not use them either). Detected at run time (cpuid, and the OS saving the
+// registers).
+std::string cpuBf16Instructions();
+
+// The precision of inference for `requested` (auto, fp32, bf16) on `device` (resolved):
+// auto is fp32; bf16 is accepted on a GPU and on a CPU with cpuBf16Instructions(), and
+// refused elsewhere with InputError naming the missing instructions.
+std::string resolvePrecision(const std::string& requested, const std::string& device);
+
 // Sets LibTorch's intra-op threads; 0 means every available core. Returns the count set.
 // Denormal floats are flushed to zero in every compute thread (they slow CPUs down).
 int configureThreads(int threads);

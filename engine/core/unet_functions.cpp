@@ -48,8 +48,47 @@ Tensor unitForward(const ConvUnit& unit, const Tensor& x) {
 }
 
 bool fusedInference(const Tensor& x) {
-  return x.device().is_cpu() && x.scalar_type() == at::kFloat && !at::GradMode::is_enabled();
+  return x.device().is_cpu() && (x.scalar_type() == at::kFloat || x.scalar_type() == at::kBFloat16) &&
+         !at::GradMode::is_enabled();
 }
+
+namespace {
+
+// PReLU then BatchNorm, channel by channel, computed in float whatever T holds; the output
+// one pixel larger on every side (mirrored) when padded.
+template <class T>
+void activateRows(const T* src, T* dst, int64_t n, int64_t h, int64_t w, int64_t channels, bool padded,
+                  const float* __restrict__ sl, const float* __restrict__ sc, const float* __restrict__ sh) {
+  const int64_t pad = padded ? 1 : 0, oh = h + 2 * pad, ow = w + 2 * pad;
+  // Channels last: the channel varies fastest, so the per-channel terms are plain arrays.
+  at::parallel_for(0, n * h, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t row = begin; row < end; ++row) {
+      const int64_t image = row / h, r = row % h;
+      const T* __restrict__ in = src + row * w * channels;
+      T* __restrict__ o = dst + ((image * oh + r + pad) * ow + pad) * channels;
+      for (int64_t x = 0; x < w; ++x, in += channels, o += channels)
+        for (int64_t c = 0; c < channels; ++c) {  // branch-free, so that it vectorizes
+          const float v = float(in[c]);
+          o[c] = T((std::max(v, 0.0f) + sl[c] * std::min(v, 0.0f)) * sc[c] + sh[c]);
+        }
+      if (padded) {  // o is one pixel past the row's last
+        T* first = o - w * channels;
+        std::copy(first + channels, first + 2 * channels, first - channels);
+        std::copy(o - 2 * channels, o - channels, o);
+      }
+    }
+  });
+  if (padded) {
+    const int64_t row = ow * channels;
+    for (int64_t image = 0; image < n; ++image) {
+      T* p = dst + image * oh * row;
+      std::copy(p + 2 * row, p + 3 * row, p);
+      std::copy(p + (h - 1) * row, p + h * row, p + (h + 1) * row);
+    }
+  }
+}
+
+}  // namespace
 
 Tensor activate(const ConvUnit& unit, Tensor y, bool padded) {
   y = y.contiguous(at::MemoryFormat::ChannelsLast);
@@ -74,37 +113,12 @@ Tensor activate(const ConvUnit& unit, Tensor y, bool padded) {
   }
   const int64_t pad = padded ? 1 : 0, oh = h + 2 * pad, ow = w + 2 * pad;
   Tensor out = padded ? at::empty({n, channels, oh, ow}, y.options().memory_format(at::MemoryFormat::ChannelsLast)) : y;
-  const float* src = y.data_ptr<float>();
-  float* dst = out.data_ptr<float>();
-  const float* __restrict__ sl = slope.data();
-  const float* __restrict__ sc = scale.data();
-  const float* __restrict__ sh = shift.data();
-  // Channels last: the channel varies fastest, so the per-channel terms are plain arrays.
-  at::parallel_for(0, n * h, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t row = begin; row < end; ++row) {
-      const int64_t image = row / h, r = row % h;
-      const float* __restrict__ in = src + row * w * channels;
-      float* __restrict__ o = dst + ((image * oh + r + pad) * ow + pad) * channels;
-      for (int64_t x = 0; x < w; ++x, in += channels, o += channels)
-        for (int64_t c = 0; c < channels; ++c) {  // branch-free, so that it vectorizes
-          const float v = in[c];
-          o[c] = (std::max(v, 0.0f) + sl[c] * std::min(v, 0.0f)) * sc[c] + sh[c];
-        }
-      if (padded) {  // o is one pixel past the row's last
-        float* first = o - w * channels;
-        std::copy(first + channels, first + 2 * channels, first - channels);
-        std::copy(o - 2 * channels, o - channels, o);
-      }
-    }
-  });
-  if (padded) {
-    const int64_t row = ow * channels;
-    for (int64_t image = 0; image < n; ++image) {
-      float* p = dst + image * oh * row;
-      std::copy(p + 2 * row, p + 3 * row, p);
-      std::copy(p + (h - 1) * row, p + h * row, p + (h + 1) * row);
-    }
-  }
+  if (y.scalar_type() == at::kBFloat16)
+    activateRows(y.data_ptr<at::BFloat16>(), out.data_ptr<at::BFloat16>(), n, h, w, channels, padded, slope.data(),
+                 scale.data(), shift.data());
+  else
+    activateRows(y.data_ptr<float>(), out.data_ptr<float>(), n, h, w, channels, padded, slope.data(), scale.data(),
+                 shift.data());
   return out;
 }
 

@@ -34,7 +34,7 @@ torch::Tensor activate(const ConvUnit& unit, torch::Tensor y, bool padded);
 torch::Tensor padChannelsLast(const torch::Tensor& x);
 // Fills the 1-pixel border of p (N, C, H+2, W+2) by reflecting its interior.
 void reflectBorder(torch::Tensor& p);
-// Whether activate() serves x (CPU float tensors); other devices use the plain ops.
+// Whether activate() serves x (CPU float or bfloat16 tensors); other devices use the plain ops.
 bool fusedInference(const torch::Tensor& x);
 }  // namespace unet_ops
 

@@ -334,6 +334,7 @@ Predictor loadPredictor(const std::string& path, const std::string& sidecar) {
     p.warnings = loaded->warnings;
     p.forward = [loaded](const torch::Tensor& x) { return loaded->model->forward(x); };
     p.to = [loaded](const torch::Device& d) { loaded->model->to(d); };
+    p.cast = [loaded](torch::ScalarType type) { loaded->model->to(type); };
     return p;
   }
   namespace fs = std::filesystem;
@@ -368,6 +369,7 @@ Predictor loadPredictor(const std::string& path, const std::string& sidecar) {
     return out.toTensor();
   };
   p.to = [module](const torch::Device& d) { module->to(d); };
+  p.cast = [module](torch::ScalarType type) { module->to(type); };
   return p;
 }
 

@@ -56,6 +56,8 @@ struct Predictor {
   // images (N, bands, H, W), normalized -> logits (N, classes, H, W)
   std::function<torch::Tensor(const torch::Tensor&)> forward;
   std::function<void(const torch::Device&)> to;
+  // The weights cast once to `type` (kBFloat16 for bf16 inference; the inputs then too).
+  std::function<void(torch::ScalarType)> cast;
   bool torchscript = false;
   std::vector<std::string> warnings;
 };

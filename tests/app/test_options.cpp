@@ -56,7 +56,7 @@ TEST(OptionTables, EveryOptionIsDeclaredOnceWithADefaultInItsRange) {
                     "DETERMINISTIC", "THREADS", "DEVICE", "BF16", "RESUME", "OUTPUT_MODEL"});
   expectWellFormed(classifyOptionTable(),
                    {"INPUT", "MODEL", "WINDOW", "OVERLAP", "BATCH_SIZE", "TTA", "EXTENT", "MASK", "MIN_AREA", "COG",
-                    "DEVICE", "THREADS", "OUTPUT", "PROBABILITIES", "POLYGONS", "MEMORY_BUDGET_MIB"});
+                    "DEVICE", "PRECISION", "THREADS", "OUTPUT", "PROBABILITIES", "POLYGONS", "MEMORY_BUDGET_MIB"});
   expectWellFormed(batchProbeOptionTable(), {"MODEL", "SAMPLE_SIZE", "BANDS", "CLASSES", "CHECKPOINT", "BUDGET_MIB",
                                              "DEVICE", "THREADS", "CONFIRM"});
 }

@@ -1,7 +1,11 @@
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <iostream>
+
 #include "base/errors.h"
 #include "core/model_spec.h"
+#include "core/device.h"
 #include "core/models.h"
 #include "core/test_support.h"
 
@@ -118,6 +122,50 @@ TEST_P(GdlReference, SameNamesAndOutputsAsGeoDeepLearning) {
 }
 
 INSTANTIATE_TEST_SUITE_P(UNets, GdlReference, ::testing::Values("unetsmall", "unet"));
+
+// bf16 inference (the weights cast once, bfloat16 inputs): the UNets' fused path and
+// TernausNet's plain ops give fp32's logits within bfloat16's precision and nearly the
+// same classes. Needs a CPU with bf16 instructions.
+TEST(Bf16, InferenceFollowsFp32OnEveryArchitecture) {
+  if (cpuBf16Instructions().empty())
+    GTEST_SKIP() << "SKIPPED: this CPU has neither AVX512_BF16 nor AMX-BF16: no bf16 inference to check";
+  for (const std::string name : {"unetsmall", "unet", "ternausnet"}) {
+    torch::manual_seed(3);
+    auto model = makeModel(spec(name, 3, 4));
+    model->eval();
+    torch::NoGradGuard no_grad;
+    const auto x = torch::randn({2, 3, 64, 64});  // TernausNet takes multiples of 32
+    const auto fp32 = model->forward(x);
+    model->to(torch::kBFloat16);
+    const auto bf16 = model->forward(x.to(torch::kBFloat16));
+    ASSERT_EQ(bf16.scalar_type(), torch::kBFloat16) << name;
+    const auto back = bf16.to(torch::kFloat);
+    const double error = (back - fp32).abs().max().item<double>() / fp32.abs().max().item<double>();
+    const double agree = (back.argmax(1) == fp32.argmax(1)).to(torch::kFloat).mean().item<double>();
+    EXPECT_LT(error, 0.05) << name;
+    EXPECT_GT(agree, 0.95) << name;
+    std::cout << name << ": bf16 within " << error << " of fp32's largest logit, classes agree on " << agree
+              << std::endl;
+  }
+}
+
+// bf16 where the CPU cannot: refused, naming the instructions; auto is fp32.
+TEST(Bf16, RefusedWithoutTheInstructionsAndAutoIsFp32) {
+  EXPECT_EQ(resolvePrecision("auto", "cpu"), "fp32");
+  EXPECT_EQ(resolvePrecision("fp32", "cpu"), "fp32");
+  EXPECT_EQ(resolvePrecision("bf16", "cuda:0"), "bf16");
+  EXPECT_THROW(resolvePrecision("fp16", "cpu"), InputError);
+  setenv("DNNL_MAX_CPU_ISA", "AVX2", 1);  // as oneDNN's cap: no bf16 kernels
+  EXPECT_EQ(cpuBf16Instructions(), "");
+  try {
+    resolvePrecision("bf16", "cpu");
+    ADD_FAILURE() << "bf16 accepted without the instructions";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("AVX512_BF16 or AMX-BF16"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("capped at AVX2"), std::string::npos) << e.what();
+  }
+  unsetenv("DNNL_MAX_CPU_ISA");
+}
 
 }  // namespace
 }  // namespace geodl
