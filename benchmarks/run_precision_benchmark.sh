@@ -57,7 +57,7 @@ for name, dt in (("fp32", torch.float32), ("bf16", torch.bfloat16)):
     for _ in range(10): torch.nn.functional.conv2d(xx, ww, padding=1)
     print(name, flop * 10 / (time.perf_counter() - t) / 1e9)
 PY
-read -r _ c32 _ c16 < <(/usr/bin/python3 conv.py "$threads" | tr '\n' ' ')
+read -r _ c32 _ c16 < <(/usr/bin/python3 conv.py "$threads" | tr '\n' ' '; echo)
 awk -v size="$size" -v s32="$s32" -v k32="$k32" -v w32="$w32" -v s16="$s16" -v k16="$k16" -v w16="$w16" \
     -v agree="$agree" -v c32="$c32" -v c16="$c16" 'BEGIN {
   mpx = size * size / 1e6
