@@ -10,6 +10,7 @@
 # (the speed does not depend on the weights), or MODEL.pt.
 # Usage: benchmarks/run_distributed_classify_benchmark.sh BUILD_DIR [SIZE] [MODEL.pt]
 set -euo pipefail
+source "$(dirname "$(realpath "$0")")/speed_model.sh"
 build=$(realpath "${1:?usage: run_distributed_classify_benchmark.sh BUILD_DIR [SIZE] [MODEL.pt]}")
 size=${2:-6000}
 geodl=$build/engine/geodl
@@ -18,13 +19,7 @@ rm -rf "$work" && mkdir -p "$work"
 cd "$work"
 window=256 overlap=25 batch=4
 echo "== $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); unetsmall, window $window, overlap $overlap%, batch $batch; ${size} x ${size} scene"
-model=${3:-}
-if [ -z "$model" ]; then
-  "$geodl" make-scene small --size 512 --seed 3 > /dev/null
-  (cd small && "$geodl" -q samples config.yaml --samples-size 256 --samples-dist 128 > /dev/null &&
-    "$geodl" -q train config.yaml --samples-size 256 --batch-size 4 --epochs 1 --output-path model > /dev/null)
-  model=$work/small/model/model.pt
-fi
+model=$(speed_model "$geodl" "${3:-}")
 "$geodl" make-scene scene --size "$size" --seed 7 > /dev/null
 input=$work/scene/scene_trn.tif
 args=(-q classify --input "$input" --model "$model" --window $window --overlap $overlap --batch-size $batch --probabilities)

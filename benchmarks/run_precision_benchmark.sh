@@ -9,6 +9,7 @@
 # the weights), or MODEL.pt.
 # Usage: benchmarks/run_precision_benchmark.sh BUILD_DIR [SIZE] [MODEL.pt]
 set -euo pipefail
+source "$(dirname "$(realpath "$0")")/speed_model.sh"
 build=$(realpath "${1:?usage: run_precision_benchmark.sh BUILD_DIR [SIZE] [MODEL.pt]}")
 size=${2:-3000}
 geodl=$build/engine/geodl
@@ -19,13 +20,7 @@ threads=$(nproc)
 flags=$(grep -m1 '^flags' /proc/cpuinfo | grep -o 'amx_bf16\|avx512_bf16' | sort -u | tr '\n' ' ')
 echo "== $threads cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); bf16 instructions: ${flags:-none}"
 echo "== unetsmall, window 256, overlap 25%, batch 4, ${size} x ${size} scene"
-model=${3:-}
-if [ -z "$model" ]; then
-  "$geodl" make-scene small --size 512 --seed 3 > /dev/null
-  (cd small && "$geodl" -q samples config.yaml --samples-size 256 --samples-dist 128 > /dev/null &&
-    "$geodl" -q train config.yaml --samples-size 256 --batch-size 4 --epochs 1 --output-path model > /dev/null)
-  model=$work/small/model/model.pt
-fi
+model=$(speed_model "$geodl" "${3:-}")
 "$geodl" make-scene scene --size "$size" --seed 7 > /dev/null
 args=(-q classify --input scene/scene_trn.tif --model "$model" --window 256 --overlap 25 --batch-size 4
       --threads "$threads" --probabilities)

@@ -294,6 +294,11 @@ void checkRuns(const std::vector<ClassifyOptions>& runs) {
   for (const auto& run : runs) io::RasterReader check(run.input);  // throws naming the file
 }
 
+// A run's result as the ranks exchange it (the classes are the model's, the same everywhere).
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ClassifyResult, output, probabilities, width, height, windows, windows_computed,
+                                   batch_size, precision, class_pixels, nodata_pixels, polygons, polygons_dropped,
+                                   warnings)
+
 namespace {
 
 // What a run needs before its windows: the model, the raster, the plan.
@@ -372,15 +377,14 @@ void planRun(const ClassifyOptions& o, DataParallel& ranks, Progress& progress, 
 // Rank 0 appends the other ranks' bands to the outputs, which hold its own, and finishes
 // them (not yet committed).
 void assembleBands(const std::vector<io::RowBandFiles>& bands, const TileJob& job, io::GeoTiffTileSink& sink,
-                   int ranks, Progress& progress, ClassifyResult& result) {
+                   int ranks, Progress& progress) {
   const auto start = std::chrono::steady_clock::now();
   progress.report(1.0, "assembling " + std::to_string(ranks) + " bands");
   io::copyRowBands(bands, job.plan.ys, job.plan.width, job.classes, sink, [&] { progress.checkCancelled(); });
   sink.finish();
-  result.assembly_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::ostringstream line;
   line << std::fixed << std::setprecision(2) << "assembled the bands of " << ranks << " ranks in "
-       << result.assembly_seconds << " s";
+       << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() << " s";
   progress.log(line.str());
 }
 
@@ -457,7 +461,7 @@ ClassifyResult classifyShared(const ClassifyOptions& o, DataParallel& ranks, Pro
   // 4. Rank 0 assembles the ranks' bands into the outputs; polygons from the finished class
   // raster; then every output is moved into place together, so that a failure (a full disk)
   // leaves the previous outputs as they were.
-  if (ranks.active() && ranks.writes()) assembleBands(bands, job, *sink, ranks.size(), progress, result);
+  if (ranks.active() && ranks.writes()) assembleBands(bands, job, *sink, ranks.size(), progress);
   std::optional<AtomicOutput> polygons;
   if (!o.polygons.empty() && ranks.writes()) {
     progress.report(1.0, "polygons");
@@ -484,34 +488,8 @@ ClassifyResult classifyShared(const ClassifyOptions& o, DataParallel& ranks, Pro
   result.nodata_pixels = counts[size_t(job.classes)];
   result.output = o.output;
   result.probabilities = o.probabilities;
-  result.ranks = ranks.size();
   progress.report(1.0, "done");
   return result;
-}
-
-nlohmann::json resultJson(const ClassifyResult& r) {
-  return {{"output", r.output}, {"probabilities", r.probabilities}, {"width", r.width}, {"height", r.height},
-          {"windows", r.windows}, {"windows_computed", r.windows_computed}, {"batch_size", r.batch_size},
-          {"class_pixels", r.class_pixels}, {"nodata_pixels", r.nodata_pixels}, {"polygons", r.polygons},
-          {"polygons_dropped", r.polygons_dropped}, {"warnings", r.warnings}};
-}
-
-ClassifyResult resultFromJson(const nlohmann::json& j, const std::vector<ModelClass>& classes) {
-  ClassifyResult r;
-  r.output = j.at("output");
-  r.probabilities = j.at("probabilities");
-  r.width = j.at("width");
-  r.height = j.at("height");
-  r.windows = j.at("windows");
-  r.windows_computed = j.at("windows_computed");
-  r.batch_size = j.at("batch_size");
-  r.class_pixels = j.at("class_pixels").get<std::vector<int64_t>>();
-  r.nodata_pixels = j.at("nodata_pixels");
-  r.polygons = j.at("polygons");
-  r.polygons_dropped = j.at("polygons_dropped");
-  r.warnings = j.at("warnings").get<std::vector<std::string>>();
-  r.classes = classes;
-  return r;
 }
 
 // Whole rasters to ranks: the largest first, each to the rank with the fewest pixels so far.
@@ -585,7 +563,7 @@ void classifyAll(const std::vector<ClassifyOptions>& given, const WorldInfo& wor
       const ClassifyResult r = classify(runs[i], part);
       at += pixels[i];
       classes = r.classes;
-      results[std::to_string(i)] = resultJson(r);
+      results[std::to_string(i)] = r;
     }
   });
   ranks.awaitAll("rasters", [&] { shared.showJob(); });
@@ -594,7 +572,11 @@ void classifyAll(const std::vector<ClassifyOptions>& given, const WorldInfo& wor
   if (!ranks.writes() || !done) return;
   nlohmann::json merged = nlohmann::json::object();
   for (const auto& text : all) merged.update(nlohmann::json::parse(text));
-  for (size_t i = 0; i < runs.size(); ++i) done(i, resultFromJson(merged.at(std::to_string(i)), classes));
+  for (size_t i = 0; i < runs.size(); ++i) {
+    ClassifyResult r = merged.at(std::to_string(i)).get<ClassifyResult>();
+    r.classes = classes;  // the model's, the same on every rank
+    done(i, r);
+  }
 }
 
 }  // namespace geodl

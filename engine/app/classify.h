@@ -51,8 +51,6 @@ struct ClassifyResult {
   int64_t nodata_pixels = 0;
   int64_t polygons = 0, polygons_dropped = 0;
   std::vector<std::string> warnings;
-  int ranks = 1;                  // the processes that classified it
-  double assembly_seconds = 0;    // rank 0 joining their bands into the outputs
 };
 
 // Slides windows over the raster in rows, blending overlapping class probabilities with

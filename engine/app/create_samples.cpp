@@ -3,14 +3,16 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <set>
-#include <fstream>
-#include <optional>
 #include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include "app/data_parallel.h"
 #include "base/atomic_file.h"
@@ -456,11 +458,13 @@ class SamplePartReader {
 
 // What every rank must agree on before sharing the windows.
 std::string sampleDescription(const SampleOptions& o, size_t windows) {
-  std::ostringstream d;
-  d << "{\"engine_version\": \"" << metadata::kVersion << "\", \"windows\": " << windows
-    << ", \"sample_size\": " << o.sample_size << ", \"stride\": " << o.stride << ", \"output_folder\": \""
-    << std::filesystem::absolute(o.output_folder).string() << "\", \"sources\": " << o.sources.size() << "}";
-  return d.str();
+  return nlohmann::json{{"engine_version", metadata::kVersion},
+                        {"windows", windows},
+                        {"sample_size", o.sample_size},
+                        {"stride", o.stride},
+                        {"output_folder", std::filesystem::absolute(o.output_folder).string()},
+                        {"sources", o.sources.size()}}
+      .dump();
 }
 
 }  // namespace

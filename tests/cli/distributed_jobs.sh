@@ -22,7 +22,7 @@ port() { $py -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); p
 fail() { echo "FAILED: $*"; exit 1; }
 # run NAME ARGS...: geodl, its output in $work/NAME.log; fails the test with it.
 run() { local name=$1; shift; "$geodl" "$@" > "$work/$name.log" 2>&1 || { cat "$work/$name.log"; fail "$name"; }; }
-# empty_of_leftovers FOLDER: no part or temporary in it.
+# no_leftovers FOLDER: no part or temporary in it.
 no_leftovers() {
   if find "$1" -name '*.rank-*' -o -name '*.tmp-*' | grep -q .; then find "$1" -ls; fail "leftovers in $1"; fi
 }
