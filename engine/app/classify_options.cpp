@@ -143,13 +143,7 @@ const OptionTable<ClassifyJob>& classifyOptionTable() {
           .config("inference.cog").cli("cog").qgis("COG", true)
           .describe(GEODL_TR("Cloud Optimized GeoTIFF"), GEODL_TR("Write Cloud Optimized GeoTIFFs.")),
       deviceOption(engine("device", &ClassifyOptions::device), "inference.device"),
-      engine("precision", &ClassifyOptions::precision)
-          .oneOf({{"auto", GEODL_TR("auto (fp32)")}, {"fp32", GEODL_TR("fp32")}, {"bf16", GEODL_TR("bf16")}})
-          .config("inference.precision").cli("precision").qgis("PRECISION", true)
-          .describe(GEODL_TR("Precision"),
-                    GEODL_TR("bf16 computes with bfloat16 weights and activations: several times faster on CPUs "
-                             "with AMX-BF16 or AVX512_BF16 (refused on others) and on GPUs, at nearly the same "
-                             "classes; fp32 is exact.")),
+      precisionOption(engine("precision", &ClassifyOptions::precision), "inference.precision"),
       threadsOption(engine("threads", &ClassifyOptions::threads), "inference.threads"),
       collectiveTimeoutOption(option("collective_timeout", &O::collective_timeout), "inference.collective_timeout"),
       option("working_folder", &O::working_folder)

@@ -119,7 +119,7 @@ json optionsToJson(const TrainOptions& o) {
                                                                           : "given"},
           {"class_weights", o.class_weights}, {"patience", o.patience},
           {"best_metric", o.best_metric}, {"seed", o.seed}, {"deterministic", o.deterministic},
-          {"threads", o.threads}, {"device", o.device}, {"bf16", o.bf16},
+          {"threads", o.threads}, {"device", o.device}, {"precision", o.precision}, {"bf16", o.bf16},
           {"config", o.config_text}};
 }
 
@@ -154,7 +154,7 @@ ValidationResult validateEpoch(SegmentationModelImpl& model, BatchLoader& loader
     auto labels = batch.labels.to(device, true);
     torch::Tensor logits;
     {
-      Bf16Autocast autocast(bf16);
+      Bf16Autocast autocast(bf16, device);
       logits = model.forward(images);
     }
     // The mean over counted pixels of a batch with nothing counted is NaN: skip those.
@@ -180,6 +180,7 @@ struct TrainPlan {
   int64_t n_trn = 0, n_val = 0;
   std::string device_name;
   bool on_gpu = false;
+  bool bf16 = false;  // the precision resolved
 };
 
 // The model's spec from its name and options, checked against both stores.
@@ -248,8 +249,7 @@ TrainPlan planTraining(const TrainOptions& options, TrainResult& result, OutputF
 
   plan.device_name = resolveDevice(options.device);
   plan.on_gpu = plan.device_name.rfind("cuda", 0) == 0;
-  if (options.bf16 && !plan.on_gpu)
-    throw InputError("bf16 autocast needs a CUDA GPU; turn bf16 off to train on the CPU");
+  plan.bf16 = resolvePrecision(options.bf16 ? "bf16" : options.precision, plan.device_name) == "bf16";
 
   if (writes) folders.create(options.output_folder, true);
   const fs::path folder = fs::absolute(options.output_folder);
@@ -276,6 +276,7 @@ TrainPlan planTraining(const TrainOptions& options, TrainResult& result, OutputF
   result.train_samples = plan.n_trn;
   result.val_samples = plan.n_val;
   result.device = plan.device_name;
+  result.precision = plan.bf16 ? "bf16" : "fp32";
   return plan;
 }
 
@@ -360,6 +361,7 @@ int chooseBatchSize(const TrainOptions& options, const TrainPlan& plan, const Ch
   BatchProbeOptions probe;
   probe.model = options.model;
   probe.checkpoint = plan.spec.checkpoint;
+  probe.bf16 = plan.bf16;
   probe.sample_size = plan.trn.metadata.sample_size;
   probe.bands = plan.spec.bands;
   probe.classes = plan.spec.classes;
@@ -498,7 +500,8 @@ std::string startLine(const TrainOptions& options, const TrainPlan& plan, const 
   ModelSpec counted = plan.spec;
   counted.pretrained.clear();
   const std::string device_text =
-      plan.device_name == "cpu" ? "cpu, " + std::to_string(result.threads) + " threads" : plan.device_name;
+      (plan.device_name == "cpu" ? "cpu, " + std::to_string(result.threads) + " threads" : plan.device_name) +
+      (plan.bf16 ? ", bf16 autocast" + (plan.on_gpu ? std::string() : " (" + cpuBf16Instructions() + ")") : "");
   const std::string ranks_text =
       ranks.active() ? " per rank x " + std::to_string(ranks.size()) + " ranks (" + ranks.world().launcher + ") = " +
                            std::to_string(result.batch_size * ranks.size())
@@ -524,7 +527,7 @@ class TrainingRun {
     const double units = double(std::max(remaining, 1)) * double(train_batches + val_batches);
     StepOptions step;
     step.loss = loss;
-    step.bf16_autocast = options_.bf16;
+    step.bf16_autocast = plan_.bf16;
     if (ranks_.active()) step.after_backward = [this](torch::nn::Module&) { ranks_.reduceGradients(); };
     for (int epoch = result_.first_epoch; epoch <= options_.epochs; ++epoch) {
       const int e0 = epoch - 1;  // 0-based: seeds and the learning-rate schedule
@@ -548,7 +551,7 @@ class TrainingRun {
       ranks_.broadcastBuffers(model);
       const auto val_start = Clock::now();
       const ValidationResult v = validateEpoch(
-          model, val_loader, e0, loss, device_, options_.bf16, plan_.spec.classes, plan_.trn.metadata.ignore_index,
+          model, val_loader, e0, loss, device_, plan_.bf16, plan_.spec.classes, plan_.trn.metadata.ignore_index,
           ranks_, progress_, [&](int64_t done) {
             progress_.report((base + double(train_batches + done)) / units,
                              of + ", validating " + std::to_string(done) + "/" + std::to_string(val_batches));

@@ -60,7 +60,8 @@ struct TrainOptions {
   bool deterministic = false;    // deterministic algorithms (same seed: same losses)
   int threads = 0;               // LibTorch's CPU threads; 0: all cores
   std::string device = "auto";   // auto, cpu, cuda, cuda:N
-  bool bf16 = false;             // bfloat16 autocast (GPU only)
+  std::string precision = "fp32";  // auto, fp32, bf16 (autocast; see resolvePrecision)
+  bool bf16 = false;             // precision bf16 (the older key)
 
   bool resume = false;           // continue from <output_folder>/last_checkpoint.pt
   // Data-parallel training: this process's place among those training together (from the

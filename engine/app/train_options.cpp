@@ -186,9 +186,11 @@ OptionTable<O> runOptions() {
           .range(0, 256).config("training.loader_threads").cli("loader-threads")
           .describe("", GEODL_TR("Background threads preparing batches (0: automatic).")),
       deviceOption(option("device", &O::device), "training.device"),
+      precisionOption(option("precision", &O::precision), "training.precision"),
       option("bf16", &O::bf16)
           .config("training.bf16").cli("bf16").qgis("BF16", true)
-          .describe(GEODL_TR("bfloat16 autocast (GPU)"), GEODL_TR("bfloat16 autocast on the GPU.")),
+          .describe(GEODL_TR("bfloat16 autocast (precision bf16)"),
+                    GEODL_TR("The same as precision bf16 (kept for older configs and models).")),
       option("resume", &O::resume)
           .cli("resume").qgis("RESUME", true)
           .describe(GEODL_TR("Resume from the checkpoint in the model's folder"),

@@ -58,7 +58,9 @@ class StepRunner {
                          options),
             torch::randint(0, options_.classes, {batch, options_.sample_size, options_.sample_size},
                            options.dtype(torch::kLong))};
-    return trainStep(*model_, *optimizer_, b);
+    StepOptions step;
+    step.bf16_autocast = options_.bf16;
+    return trainStep(*model_, *optimizer_, b, step);
   }
 
   // Peak memory and wall time of one step at `batch`.

@@ -14,6 +14,7 @@ struct BatchProbeOptions {
   int bands = 3;
   int classes = 5;
   bool checkpoint = false;  // on top of what the model name implies
+  bool bf16 = false;        // steps under bfloat16 autocast (training's precision bf16)
   double budget_mib = 4096;
   std::string device = "auto";
   int threads = 0;        // 0: all cores

@@ -1,6 +1,8 @@
 #include "core/checkpoint.h"
 
 #include <ATen/Context.h>
+#include <ATen/autocast_mode.h>
+#include <torch/version.h>
 
 namespace geodl {
 
@@ -26,6 +28,69 @@ RngReplay::~RngReplay() {
   if (!previous_.defined()) return;
   std::lock_guard<std::mutex> lock(generator_.mutex());
   generator_.set_state(previous_);
+}
+
+namespace {
+
+void setAutocast(const AutocastState& s) {
+#if TORCH_VERSION_MAJOR >= 2 && TORCH_VERSION_MINOR >= 4 || TORCH_VERSION_MAJOR >= 3
+  at::autocast::set_autocast_dtype(at::kCPU, s.cpu_type);
+  at::autocast::set_autocast_enabled(at::kCPU, s.cpu);
+  at::autocast::set_autocast_dtype(at::kCUDA, s.gpu_type);
+  at::autocast::set_autocast_enabled(at::kCUDA, s.gpu);
+#else
+  at::autocast::set_autocast_cpu_dtype(s.cpu_type);
+  at::autocast::set_cpu_enabled(s.cpu);
+  at::autocast::set_autocast_gpu_dtype(s.gpu_type);
+  at::autocast::set_enabled(s.gpu);
+#endif
+}
+
+}  // namespace
+
+AutocastState AutocastState::current() {
+  AutocastState s;
+#if TORCH_VERSION_MAJOR >= 2 && TORCH_VERSION_MINOR >= 4 || TORCH_VERSION_MAJOR >= 3
+  s.cpu = at::autocast::is_autocast_enabled(at::kCPU);
+  s.cpu_type = at::autocast::get_autocast_dtype(at::kCPU);
+  s.gpu = at::autocast::is_autocast_enabled(at::kCUDA);
+  s.gpu_type = at::autocast::get_autocast_dtype(at::kCUDA);
+#else
+  s.cpu = at::autocast::is_cpu_enabled();
+  s.cpu_type = at::autocast::get_autocast_cpu_dtype();
+  s.gpu = at::autocast::is_enabled();
+  s.gpu_type = at::autocast::get_autocast_gpu_dtype();
+#endif
+  return s;
+}
+
+void AutocastState::save(AutogradContext* ctx) const {
+  ctx->saved_data["autocast_cpu"] = cpu;
+  ctx->saved_data["autocast_cpu_type"] = static_cast<int64_t>(cpu_type);
+  ctx->saved_data["autocast_gpu"] = gpu;
+  ctx->saved_data["autocast_gpu_type"] = static_cast<int64_t>(gpu_type);
+}
+
+AutocastState AutocastState::saved(AutogradContext* ctx) {
+  AutocastState s;
+  s.cpu = ctx->saved_data["autocast_cpu"].toBool();
+  s.cpu_type = static_cast<at::ScalarType>(ctx->saved_data["autocast_cpu_type"].toInt());
+  s.gpu = ctx->saved_data["autocast_gpu"].toBool();
+  s.gpu_type = static_cast<at::ScalarType>(ctx->saved_data["autocast_gpu_type"].toInt());
+  return s;
+}
+
+AutocastReplay::AutocastReplay(const AutocastState& state) : previous_(AutocastState::current()) {
+  changed_ = state.cpu != previous_.cpu || state.gpu != previous_.gpu ||
+             state.cpu_type != previous_.cpu_type || state.gpu_type != previous_.gpu_type;
+  if (changed_) setAutocast(state);
+}
+
+AutocastReplay::~AutocastReplay() {
+  if (!changed_) return;
+  setAutocast(previous_);
+  // The casts cached for the recompute are not the next forward's.
+  at::autocast::clear_cache();
 }
 
 namespace {
@@ -62,6 +127,7 @@ struct CheckpointFunction : torch::autograd::Function<CheckpointFunction> {
     ctx->saved_data["module"] = reinterpret_cast<int64_t>(module);
     ctx->saved_data["n_inputs"] = static_cast<int64_t>(inputs.size());
     ctx->saved_data["n_params"] = static_cast<int64_t>(params.size());
+    AutocastState::current().save(ctx);
     ctx->save_for_backward(inputs.vec());
     return (*fn)(inputs.vec());  // grad mode is off: no activation is kept
   }
@@ -101,6 +167,7 @@ struct CheckpointFunction : torch::autograd::Function<CheckpointFunction> {
     Tensor output;
     {
       RngReplay replay(ctx->saved_data["rng"].toTensor(), inputs.front().device());
+      AutocastReplay autocast(AutocastState::saved(ctx));
       torch::AutoGradMode grad_mode(true);
       output = holder->fn(inputs);
     }

@@ -18,6 +18,30 @@ using CheckpointFn = std::function<torch::Tensor(const std::vector<torch::Tensor
 torch::Tensor checkpoint(const CheckpointFn& fn, const std::vector<torch::Tensor>& inputs,
                          torch::nn::Module& module);
 
+// Autocast as it is at construction (CPU and CUDA: enabled, lower-precision type). A
+// checkpointed block records it in forward and recomputes under it in backward, which runs
+// after the autocast region has closed (as PyTorch's checkpoint does).
+struct AutocastState {
+  bool cpu = false, gpu = false;
+  at::ScalarType cpu_type = at::kBFloat16, gpu_type = at::kHalf;
+  static AutocastState current();
+  void save(torch::autograd::AutogradContext* ctx) const;
+  static AutocastState saved(torch::autograd::AutogradContext* ctx);
+};
+
+// Sets autocast to `state` for this object's life, then puts back the state it had.
+class AutocastReplay {
+ public:
+  explicit AutocastReplay(const AutocastState& state);
+  ~AutocastReplay();
+  AutocastReplay(const AutocastReplay&) = delete;
+  AutocastReplay& operator=(const AutocastReplay&) = delete;
+
+ private:
+  AutocastState previous_;
+  bool changed_;
+};
+
 // The state of the default random generator of `device`.
 torch::Tensor rngState(const torch::Device& device);
 

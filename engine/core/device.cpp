@@ -96,9 +96,11 @@ std::string cpuBf16Instructions() {
 }
 
 std::string resolvePrecision(const std::string& requested, const std::string& device) {
-  if (requested.empty() || requested == "auto" || requested == "fp32") return "fp32";
+  const bool cpu_bf16 = device == "cpu" && !cpuBf16Instructions().empty();
+  if (requested.empty() || requested == "auto") return cpu_bf16 ? "bf16" : "fp32";
+  if (requested == "fp32") return "fp32";
   if (requested != "bf16") throw InputError("unknown precision '" + requested + "'; use auto, fp32 or bf16");
-  if (device.rfind("cuda", 0) == 0 || !cpuBf16Instructions().empty()) return "bf16";
+  if (device.rfind("cuda", 0) == 0 || cpu_bf16) return "bf16";
   const std::string cap = maxCpuIsa();
   throw InputError("bf16 needs a CPU with AVX512_BF16 or AMX-BF16 instructions (or a GPU), and this one has " +
                    std::string(cap.empty() ? "neither" : "none that oneDNN may use (its ISA is capped at " + cap + ")") +

@@ -21,9 +21,10 @@ double defaultMemoryBudgetMiB(const std::string& device);
 // registers).
 std::string cpuBf16Instructions();
 
-// The precision of inference for `requested` (auto, fp32, bf16) on `device` (resolved):
-// auto is fp32; bf16 is accepted on a GPU and on a CPU with cpuBf16Instructions(), and
-// refused elsewhere with InputError naming the missing instructions.
+// The precision of classification or training for `requested` (auto, fp32, bf16) on
+// `device` (resolved): auto is bf16 on a CPU with cpuBf16Instructions() and fp32 elsewhere
+// (GPUs before Ampere have no bfloat16: ask for it); bf16 is accepted on a GPU and on a
+// CPU with the instructions, and refused elsewhere with InputError naming them.
 std::string resolvePrecision(const std::string& requested, const std::string& device);
 
 // Sets LibTorch's intra-op threads; 0 means every available core. Returns the count set.

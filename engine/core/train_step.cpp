@@ -1,7 +1,5 @@
 #include "core/train_step.h"
 
-#include <ATen/autocast_mode.h>
-#include <torch/version.h>
 #include <torch/cuda.h>
 
 #include <chrono>
@@ -19,25 +17,17 @@ double secondsSince(Clock::time_point start, const torch::Tensor& on) {
 
 }  // namespace
 
-Bf16Autocast::Bf16Autocast(bool enabled) : enabled_(enabled) {
-  if (!enabled_) return;
-#if TORCH_VERSION_MAJOR >= 2 && TORCH_VERSION_MINOR >= 4 || TORCH_VERSION_MAJOR >= 3
-  at::autocast::set_autocast_dtype(at::kCUDA, at::kBFloat16);
-  at::autocast::set_autocast_enabled(at::kCUDA, true);
-#else
-  at::autocast::set_autocast_gpu_dtype(at::kBFloat16);
-  at::autocast::set_enabled(true);
-#endif
-}
-
-Bf16Autocast::~Bf16Autocast() {
-  if (!enabled_) return;
-#if TORCH_VERSION_MAJOR >= 2 && TORCH_VERSION_MINOR >= 4 || TORCH_VERSION_MAJOR >= 3
-  at::autocast::set_autocast_enabled(at::kCUDA, false);
-#else
-  at::autocast::set_enabled(false);
-#endif
-  at::autocast::clear_cache();
+Bf16Autocast::Bf16Autocast(bool enabled, const torch::Device& device) {
+  if (!enabled) return;
+  AutocastState state = AutocastState::current();
+  if (device.is_cuda()) {
+    state.gpu = true;
+    state.gpu_type = at::kBFloat16;
+  } else {
+    state.cpu = true;
+    state.cpu_type = at::kBFloat16;
+  }
+  replay_.emplace(state);
 }
 
 torch::Tensor segmentationLoss(const torch::Tensor& logits, const torch::Tensor& labels,
@@ -55,7 +45,7 @@ double trainStep(SegmentationModelImpl& model, torch::optim::Optimizer& optimize
   auto start = Clock::now();
   torch::Tensor value;
   {
-    Bf16Autocast autocast(options.bf16_autocast);
+    Bf16Autocast autocast(options.bf16_autocast, batch.images.device());
     value = segmentationLoss(model.forward(batch.images), batch.labels, options.loss);
   }
   if (options.timings) {

@@ -5,7 +5,9 @@
 #include <torch/torch.h>
 
 #include <functional>
+#include <optional>
 
+#include "core/checkpoint.h"
 #include "core/models.h"
 
 namespace geodl {
@@ -31,7 +33,7 @@ struct StepTimings {
 struct StepOptions {
   LossOptions loss;
   GradientHook after_backward;  // between backward and the optimizer step
-  bool bf16_autocast = false;   // forward in bfloat16 autocast (CUDA only)
+  bool bf16_autocast = false;   // forward in bfloat16 autocast on the batch's device
   StepTimings* timings = nullptr;  // added to when given
 };
 
@@ -42,16 +44,14 @@ double trainStep(SegmentationModelImpl& model, torch::optim::Optimizer& optimize
                  const Batch& batch, const LossOptions& loss = {},
                  const GradientHook& after_backward = {});
 
-// bfloat16 autocast on CUDA for the guard's lifetime (nothing when disabled).
+// bfloat16 autocast on `device` (CPU or CUDA) for the guard's lifetime (nothing when
+// disabled): convolutions run in bfloat16, weights and optimizer state stay float32.
 class Bf16Autocast {
  public:
-  explicit Bf16Autocast(bool enabled);
-  ~Bf16Autocast();
-  Bf16Autocast(const Bf16Autocast&) = delete;
-  Bf16Autocast& operator=(const Bf16Autocast&) = delete;
+  Bf16Autocast(bool enabled, const torch::Device& device);
 
  private:
-  bool enabled_;
+  std::optional<AutocastReplay> replay_;
 };
 
 // The loss trainStep minimises.

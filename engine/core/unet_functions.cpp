@@ -215,21 +215,31 @@ struct ConvGrads {
 
 // Weight and bias gradients first, then the input gradient: oneDNN's reordered copies of
 // the input and of the input gradient are then never alive at the same time.
+// Under autocast the convolution ran in the gradient's type (bfloat16) on its input and
+// weight cast to it, as autocast casts them; the parameter gradients are the parameters' type.
 ConvGrads convBackward(const Tensor& grad, const Tensor& input, const torch::nn::Conv2dImpl& conv,
                        bool input_grad) {
   const std::vector<int64_t> bias_sizes = {conv.weight.size(0)};
+  const auto type = grad.scalar_type();
+  const Tensor in = input.scalar_type() == type ? input : input.to(type);
+  const Tensor weight = conv.weight.scalar_type() == type ? conv.weight : conv.weight.to(type);
   ConvGrads grads;
   auto weight_grads =
-      at::convolution_backward(grad, input, conv.weight, bias_sizes, {1, 1}, {0, 0}, {1, 1},
+      at::convolution_backward(grad, in, weight, bias_sizes, {1, 1}, {0, 0}, {1, 1},
                                false, {0, 0}, 1, {false, true, true});
-  grads.weight = std::get<1>(weight_grads);
-  grads.bias = std::get<2>(weight_grads);
+  grads.weight = std::get<1>(weight_grads).to(conv.weight.scalar_type());
+  grads.bias = std::get<2>(weight_grads).to(conv.bias.scalar_type());
   if (input_grad) {
-    grads.input = std::get<0>(at::convolution_backward(grad, input, conv.weight, bias_sizes,
+    grads.input = std::get<0>(at::convolution_backward(grad, in, weight, bias_sizes,
                                                        {1, 1}, {0, 0}, {1, 1}, false, {0, 0}, 1,
                                                        {true, false, false}));
   }
   return grads;
+}
+
+// A gradient in its input's type (bfloat16 activations give bfloat16 gradients).
+Tensor like(Tensor grad, const Tensor& input) {
+  return grad.defined() && grad.scalar_type() != input.scalar_type() ? grad.to(input.scalar_type()) : grad;
 }
 
 // Backward of one conv unit from the gradient of its output, given what the recompute kept:
@@ -242,8 +252,18 @@ struct UnitRecompute {
   double count = 0;  // the pixels of the (all ranks') batch, for sync_batchnorm
 };
 
+// `input`: the unit's input's sizes and type. Under autocast the padding ran in float (it is
+// on autocast's float list) on the input cast up: its gradient is taken in float and cast back.
+struct InputShape {
+  std::vector<int64_t> sizes;
+  at::ScalarType type = at::kFloat;
+  explicit InputShape(const Tensor& x = Tensor()) {
+    if (x.defined()) sizes = x.sizes().vec(), type = x.scalar_type();
+  }
+};
+
 Tensor unitBackward(const ConvUnit& unit, UnitRecompute& r, Tensor g, bool input_grad,
-                    at::IntArrayRef input_sizes, std::vector<Tensor>& param_grads) {
+                    const InputShape& input, std::vector<Tensor>& param_grads) {
   if (r.noise.defined()) {
     g = g * r.noise;
     r.noise.reset();
@@ -270,7 +290,9 @@ Tensor unitBackward(const ConvUnit& unit, UnitRecompute& r, Tensor g, bool input
   param_grads.insert(param_grads.end(), {grads.weight, grads.bias, g_prelu});
   if (unit.bn) param_grads.insert(param_grads.end(), {g_gamma, g_beta});
   if (!input_grad) return Tensor();
-  return at::reflection_pad2d_backward(grads.input, shapeOnly(input_sizes, options), {1, 1, 1, 1});
+  Tensor g_padded = grads.input.to(options.dtype());
+  grads.input.reset();
+  return at::reflection_pad2d_backward(g_padded, shapeOnly(input.sizes, options), {1, 1, 1, 1}).to(input.type);
 }
 
 // Recomputes a unit from its input and keeps what its backward needs; returns its output.
@@ -315,6 +337,7 @@ struct EncoderFunction : torch::autograd::Function<EncoderFunction> {
     if (hasDropout(*block)) ctx->saved_data["rng"] = rngState(x.device());
     ctx->saved_data["block"] = reinterpret_cast<int64_t>(block);
     ctx->saved_data["pool"] = pool;
+    AutocastState::current().save(ctx);
     ctx->save_for_backward({x});
     return block->forward(x, pool);  // grad mode is off here: nothing is kept
   }
@@ -322,6 +345,7 @@ struct EncoderFunction : torch::autograd::Function<EncoderFunction> {
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     auto* block = reinterpret_cast<EncodingBlockImpl*>(ctx->saved_data["block"].toInt());
     const bool pool = ctx->saved_data["pool"].toBool();
+    AutocastReplay autocast(AutocastState::saved(ctx));  // the recompute casts as forward did
     const bool input_grad = ctx->needs_input_grad(0);
     Tensor x = ctx->get_saved_variables()[0];
     Tensor g = std::move(grads[0]);
@@ -329,13 +353,13 @@ struct EncoderFunction : torch::autograd::Function<EncoderFunction> {
     const auto& units = block->units;
     const size_t n = units.size();
     std::vector<UnitRecompute> kept(n);
-    std::vector<std::vector<int64_t>> input_sizes(n);
+    std::vector<InputShape> inputs(n);
     {
       RngReplay replay(ctx->saved_data.count("rng") ? ctx->saved_data["rng"].toTensor() : Tensor(),
                        x.device());
       Tensor h = pool ? unet_ops::maxPool(x) : x;
       for (size_t u = 0; u < n; ++u) {
-        input_sizes[u] = h.sizes().vec();
+        inputs[u] = InputShape(h);
         Tensor xp = unet_ops::pad(h);
         h.reset();
         // The first unit's padded input is recomputed at the end (it may be pooled);
@@ -350,7 +374,7 @@ struct EncoderFunction : torch::autograd::Function<EncoderFunction> {
         Tensor in0 = pool ? unet_ops::maxPool(x) : x;
         kept[0].xp = unet_ops::pad(in0);
       }
-      g = unitBackward(units[u], kept[u], std::move(g), need_input, input_sizes[u], unit_grads[u]);
+      g = unitBackward(units[u], kept[u], std::move(g), need_input, inputs[u], unit_grads[u]);
     }
     Tensor gx;
     if (input_grad) {
@@ -364,7 +388,7 @@ struct EncoderFunction : torch::autograd::Function<EncoderFunction> {
         gx = std::move(g);
       }
     }
-    variable_list out = {gx};
+    variable_list out = {like(gx, x)};
     for (auto& ug : unit_grads) out.insert(out.end(), ug.begin(), ug.end());
     out.emplace_back();  // block
     out.emplace_back();  // pool
@@ -376,12 +400,14 @@ struct DecoderFunction : torch::autograd::Function<DecoderFunction> {
   static Tensor forward(AutogradContext* ctx, const Tensor& skip, const Tensor& x,
                         at::TensorList params, DecodingBlockImpl* block) {
     ctx->saved_data["block"] = reinterpret_cast<int64_t>(block);
+    AutocastState::current().save(ctx);
     ctx->save_for_backward({skip, x});
     return block->forward(skip, x);
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     auto* block = reinterpret_cast<DecodingBlockImpl*>(ctx->saved_data["block"].toInt());
+    AutocastReplay autocast(AutocastState::saved(ctx));  // the recompute casts as forward did
     const bool skip_grad = ctx->needs_input_grad(0);
     const bool x_grad = ctx->needs_input_grad(1);
     auto saved = ctx->get_saved_variables();
@@ -399,11 +425,11 @@ struct DecoderFunction : torch::autograd::Function<DecoderFunction> {
     const std::vector<int64_t> a_sizes = a.sizes().vec();
     const int64_t skip_channels = s.size(1);
     std::vector<UnitRecompute> kept(n);
-    std::vector<std::vector<int64_t>> input_sizes(n);
+    std::vector<InputShape> inputs(n);
     {
       Tensor h = torch::cat({s, a}, 1);
       for (size_t u = 0; u < n; ++u) {
-        input_sizes[u] = h.sizes().vec();
+        inputs[u] = InputShape(h);
         Tensor xp = unet_ops::pad(h);
         h.reset();
         h = unitRecompute(units[u], xp, kept[u], /*keep_xp=*/u > 0, /*keep_z=*/false);
@@ -416,7 +442,7 @@ struct DecoderFunction : torch::autograd::Function<DecoderFunction> {
         a.reset();
         s.reset();
       }
-      g = unitBackward(units[u], kept[u], std::move(g), true, input_sizes[u], unit_grads[u]);
+      g = unitBackward(units[u], kept[u], std::move(g), true, inputs[u], unit_grads[u]);
     }
     Tensor g_skip;
     if (skip_grad) {
@@ -436,7 +462,7 @@ struct DecoderFunction : torch::autograd::Function<DecoderFunction> {
     ga.reset();
     auto up_grads = convBackward(ga_low, x, *block->up_conv, x_grad);
     Tensor g_x = up_grads.input;
-    variable_list out = {g_skip, g_x, up_grads.weight, up_grads.bias};
+    variable_list out = {like(g_skip, skip), like(g_x, x), up_grads.weight, up_grads.bias};
     for (auto& ug : unit_grads) out.insert(out.end(), ug.begin(), ug.end());
     out.emplace_back();  // block
     return out;

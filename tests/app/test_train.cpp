@@ -12,6 +12,7 @@
 #include "app/create_samples.h"
 #include "app/train.h"
 #include "core/batch_probe.h"
+#include "core/device.h"
 #include "base/errors.h"
 #include "model/model_file.h"
 #include "core/test_support.h"
@@ -119,6 +120,31 @@ TEST_F(TrainTest, LossFallsAndEveryOutputIsWritten) {
   const std::string report((std::istreambuf_iterator<char>(html)), std::istreambuf_iterator<char>());
   EXPECT_NE(report.find("<svg"), std::string::npos);
   EXPECT_NE(report.find("<td>building</td>"), std::string::npos);
+}
+
+// precision bf16: autocast with float32 weights, checkpointed model included; it learns
+// as fp32 does, and the model file keeps float32 weights.
+TEST_F(TrainTest, Bf16TrainingLearnsAsFp32Does) {
+  if (cpuBf16Instructions().empty())
+    GTEST_SKIP() << "this CPU has neither AVX512_BF16 nor AMX-BF16 (or oneDNN is capped below them)";
+  NullProgress progress;
+  TrainOptions o = options("fp32");
+  o.epochs = 4;
+  o.checkpoint = true;
+  const TrainResult fp32 = train(o, progress);
+  o = options("bf16");
+  o.epochs = 4;
+  o.checkpoint = true;
+  o.precision = "bf16";
+  const TrainResult bf16 = train(o, progress);
+  EXPECT_EQ(bf16.precision, "bf16");
+  EXPECT_EQ(fp32.precision, "fp32");
+  EXPECT_LT(bf16.epochs.back().train_loss, 0.6 * bf16.epochs.front().train_loss);
+  EXPECT_NEAR(bf16.epochs.back().val_loss, fp32.epochs.back().val_loss, 0.05);
+  EXPECT_GT(bf16.epochs.back().val.per_class[1].iou, 0.5);
+  EXPECT_NE(bf16.epochs.back().train_loss, fp32.epochs.back().train_loss);  // bfloat16 it was
+  auto model = loadModelFile(bf16.model_path).model;
+  for (const auto& p : model->parameters()) EXPECT_EQ(p.scalar_type(), torch::kFloat);
 }
 
 TEST_F(TrainTest, StoppedRunResumesToTheSameWeightsAsOneRun) {
@@ -248,9 +274,14 @@ TEST_F(TrainTest, BadInputFailsBeforeAnythingIsWritten) {
     EXPECT_FALSE(fs::exists(fs::path(t.output_folder) / "model.pt"));
   }
   o = options("bad");
-  o.bf16 = true;
+  o.precision = "bf16";
   o.device = "cpu";
-  fails(o, "bf16 autocast needs a CUDA GPU");
+  setenv("DNNL_MAX_CPU_ISA", "AVX2", 1);  // oneDNN capped below its bf16 kernels, on any CPU
+  fails(o, "bf16 needs a CPU with AVX512_BF16 or AMX-BF16");
+  o.precision = "fp32";
+  o.bf16 = true;  // the older key says the same
+  fails(o, "bf16 needs a CPU with AVX512_BF16 or AMX-BF16");
+  unsetenv("DNNL_MAX_CPU_ISA");
   o = options("bad");
   o.augmentation.hflip_prob = 2;
   fails(o, "probabilities must be between 0 and 1");

@@ -149,14 +149,17 @@ TEST(Bf16, InferenceFollowsFp32OnEveryArchitecture) {
   }
 }
 
-// bf16 where the CPU cannot: refused, naming the instructions; auto is fp32.
-TEST(Bf16, RefusedWithoutTheInstructionsAndAutoIsFp32) {
-  EXPECT_EQ(resolvePrecision("auto", "cpu"), "fp32");
+// bf16 where the CPU cannot: refused, naming the instructions; auto is fp32 there, and
+// bf16 where the CPU has them.
+TEST(Bf16, RefusedWithoutTheInstructionsWhereAutoIsFp32) {
+  EXPECT_EQ(resolvePrecision("auto", "cpu"), cpuBf16Instructions().empty() ? "fp32" : "bf16");
+  EXPECT_EQ(resolvePrecision("auto", "cuda:0"), "fp32");
   EXPECT_EQ(resolvePrecision("fp32", "cpu"), "fp32");
   EXPECT_EQ(resolvePrecision("bf16", "cuda:0"), "bf16");
   EXPECT_THROW(resolvePrecision("fp16", "cpu"), InputError);
   setenv("DNNL_MAX_CPU_ISA", "AVX2", 1);  // as oneDNN's cap: no bf16 kernels
   EXPECT_EQ(cpuBf16Instructions(), "");
+  EXPECT_EQ(resolvePrecision("auto", "cpu"), "fp32");
   try {
     resolvePrecision("bf16", "cpu");
     ADD_FAILURE() << "bf16 accepted without the instructions";

@@ -66,11 +66,14 @@ double relativeError(const torch::Tensor& a, const torch::Tensor& b) {
 }
 
 StepGrads forwardBackward(SegmentationModelImpl& model, const torch::Tensor& images,
-                          const torch::Tensor& labels, bool input_requires_grad) {
+                          const torch::Tensor& labels, bool input_requires_grad, bool bf16) {
   StepGrads out;
   model.zero_grad();
   auto input = images.detach().clone().requires_grad_(input_requires_grad);
-  out.loss = segmentationLoss(model.forward(input), labels, {});
+  {
+    Bf16Autocast autocast(bf16, input.device());
+    out.loss = segmentationLoss(model.forward(input), labels, {});
+  }
   out.loss.backward();
   if (input_requires_grad) out.input_grad = input.grad().clone();
   for (auto& p : model.named_parameters()) {

@@ -35,8 +35,9 @@ struct StepGrads {
   torch::Tensor input_grad;
   std::vector<std::pair<std::string, torch::Tensor>> grads;
 };
+// With `bf16`, the forward runs under CPU bfloat16 autocast.
 StepGrads forwardBackward(SegmentationModelImpl& model, const torch::Tensor& images,
-                          const torch::Tensor& labels, bool input_requires_grad);
+                          const torch::Tensor& labels, bool input_requires_grad, bool bf16 = false);
 
 // Fails (EXPECT) when any gradient differs by more than `tolerance` relative.
 void expectSameGradients(const StepGrads& a, const StepGrads& b, double tolerance);

@@ -3,6 +3,7 @@
 #include <fstream>
 
 #include "base/errors.h"
+#include "core/device.h"
 #include "core/models.h"
 #include "core/ternausnet.h"
 #include "core/test_support.h"
@@ -29,6 +30,22 @@ TEST(TernausNet, CheckpointedGradientsEqualThePlainModel) {
   auto a = test::forwardBackward(*plain, x, y, true);
   auto b = test::forwardBackward(*ck, x, y, true);
   test::expectSameGradients(b, a, 1e-5);
+}
+
+TEST(TernausNet, CheckpointedBf16AutocastGradientsEqualThePlainModels) {
+  if (cpuBf16Instructions().empty())
+    GTEST_SKIP() << "this CPU has neither AVX512_BF16 nor AMX-BF16: LibTorch's CPU bfloat16 convolutions need them";
+  torch::manual_seed(2);
+  auto plain = ternaus(3, false);
+  auto ck = ternaus(3, true);
+  test::copyState(*plain, *ck);
+  auto x = torch::randn({2, 3, 32, 32});
+  auto y = torch::randint(0, 3, {2, 32, 32});
+  auto a = test::forwardBackward(*plain, x, y, true, /*bf16=*/true);
+  auto b = test::forwardBackward(*ck, x, y, true, /*bf16=*/true);
+  test::expectSameGradients(b, a, 1e-5);
+  auto fp32 = test::forwardBackward(*plain, x, y, true);
+  EXPECT_GT(test::relativeError(a.grads[0].second, fp32.grads[0].second), 1e-5);
 }
 
 TEST(TernausNet, TransposedConvolutionAsConvolutionEqualsLibTorchs) {

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "core/batch_probe.h"
+#include "core/device.h"
 #include "core/models.h"
 #include "core/test_support.h"
 #include "core/train_step.h"
@@ -58,6 +59,31 @@ INSTANTIATE_TEST_SUITE_P(Sizes, UNetCheckpoint,
                            return info.param.model + "_" + std::to_string(info.param.height) +
                                   "x" + std::to_string(info.param.width);
                          });
+
+// bfloat16 autocast (training with precision bf16): the recompute in backward runs after
+// the autocast region has closed, yet casts as the forward did, and the hand-written backward
+// follows autograd's through the casts. Runs on any CPU (without AVX512_BF16 oneDNN emulates).
+TEST(UNetCheckpoint, Bf16AutocastGradientsEqualThePlainModelsUnderAutocast) {
+  if (cpuBf16Instructions().empty())
+    GTEST_SKIP() << "this CPU has neither AVX512_BF16 nor AMX-BF16: LibTorch's CPU bfloat16 convolutions need them";
+  for (const Case& c : {Case{"unetsmall", 30, 42}, Case{"unet", 32, 32}}) {
+    SCOPED_TRACE(c.model);
+    auto p = makePair(c.model, 3, 4);
+    torch::manual_seed(5);
+    auto x = torch::randn({2, 3, c.height, c.width});
+    auto y = torch::randint(0, 4, {2, c.height, c.width});
+    auto plain = test::forwardBackward(*p.plain, x, y, true, /*bf16=*/true);
+    auto ck = test::forwardBackward(*p.checkpointed, x, y, true, /*bf16=*/true);
+    for (const auto& g : ck.grads) EXPECT_EQ(g.second.scalar_type(), torch::kFloat) << g.first;
+    EXPECT_EQ(ck.input_grad.scalar_type(), torch::kFloat);
+    test::expectSameGradients(ck, plain, 1e-5);
+    // bfloat16 it is: the loss is near fp32's, not equal to it.
+    auto fp32 = test::forwardBackward(*p.plain, x, y, true);
+    const double error = test::relativeError(plain.loss, fp32.loss);
+    EXPECT_GT(error, 1e-6);
+    EXPECT_LT(error, 0.01);
+  }
+}
 
 TEST(UNetCheckpoint, DropoutDrawsTheSameMaskWhenRecomputed) {
   auto p = makePair("unetsmall", 3, 4, /*dropout=*/true);
