@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/batch_probe.h"
+#include "core/device.h"
 #include "base/errors.h"
 #include "core/exception_text.h"
 
@@ -38,6 +39,7 @@ int main(int argc, char** argv) {
   double budget_mib = 4096;
   bool no_confirm = false;
   std::string device = "auto";
+  std::string precision = "fp32";
   // Plain argument parsing: this program needs nothing but LibTorch.
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -59,12 +61,13 @@ int main(int argc, char** argv) {
     else if (arg == "--repeats") repeats = std::stoi(value());
     else if (arg == "--threads") threads = std::stoi(value());
     else if (arg == "--device") device = value();
+    else if (arg == "--precision") precision = value();
     else if (arg == "--no-confirm") no_confirm = true;
     else {
       std::fprintf(stderr,
                    "usage: bench_memory [--models NAME...] [--sample-size N] [--bands N] "
                    "[--classes N] [--budget-mib N] [--batch N] [--repeats N] [--threads N] "
-                   "[--device auto|cpu|cuda] [--no-confirm]\n");
+                   "[--device auto|cpu|cuda] [--precision fp32|bf16] [--no-confirm]\n");
       return arg == "--help" ? 0 : 2;
     }
   }
@@ -84,6 +87,7 @@ int main(int argc, char** argv) {
         o.threads = threads;
         o.device = device;
         o.confirm = !no_confirm;
+        o.bf16 = geodl::resolvePrecision(precision, geodl::resolveDevice(device)) == "bf16";
         std::cerr << model << (checkpoint ? " checkpointed" : " plain") << std::endl;
         Row row{model, checkpoint, geodl::probeMaxBatch(o, progress), {}};
         row.step = geodl::measureTrainingStep(o, batch, repeats, progress);
@@ -96,9 +100,9 @@ int main(int argc, char** argv) {
   }
 
   const auto& first = rows.front().probe;
-  std::printf("device %s, %d threads, %dx%d samples, %d bands, %d classes, budget %.0f MiB, "
+  std::printf("device %s, %s, %d threads, %dx%d samples, %d bands, %d classes, budget %.0f MiB, "
               "step time at batch %d (mean of %d steps)\n\n",
-              first.device.c_str(), first.threads, sample_size, sample_size, bands, classes,
+              first.device.c_str(), precision.c_str(), first.threads, sample_size, sample_size, bands, classes,
               budget_mib, batch, repeats);
   std::printf("| model | checkpointing | MiB per sample | fixed MiB | max batch | confirmed | "
               "step s per sample |\n|---|---|---|---|---|---|---|\n");

@@ -15,9 +15,50 @@ using torch::Tensor;
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
+namespace {
+
+// Reflection padding of bfloat16 activations (training under autocast), which LibTorch's CPU
+// kernels do not pad (autocast would pad in float: a conversion each way at every unit).
+// Padded in bfloat16 and in channels-last layout, where oneDNN's bfloat16 convolutions are
+// fastest.
+struct Bf16PadFunction : torch::autograd::Function<Bf16PadFunction> {
+  static Tensor forward(AutogradContext* ctx, const Tensor& x) {
+    ctx->saved_data["sizes"] = x.sizes();
+    return unet_ops::padChannelsLast(x);
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const auto sizes = ctx->saved_data["sizes"].toIntVector();
+    return {unet_ops::padBackward(grads[0], sizes, at::kBFloat16)};
+  }
+};
+
+}  // namespace
+
 namespace unet_ops {
 
-Tensor pad(const Tensor& x) { return at::reflection_pad2d(x, {1, 1, 1, 1}); }
+Tensor pad(const Tensor& x) {
+  if (x.scalar_type() != at::kBFloat16 || !x.device().is_cpu()) return at::reflection_pad2d(x, {1, 1, 1, 1});
+  if (at::GradMode::is_enabled() && x.requires_grad()) return Bf16PadFunction::apply(x);
+  return padChannelsLast(x);
+}
+
+Tensor padBackward(const Tensor& grad, at::IntArrayRef input_sizes, at::ScalarType input_type) {
+  if (grad.scalar_type() != at::kBFloat16) {
+    const Tensor shape = at::empty({1, 1, 1, 1}, grad.options()).expand(input_sizes);  // sizes only
+    Tensor out = at::reflection_pad2d_backward(grad, shape, {1, 1, 1, 1});
+    return out.scalar_type() == input_type ? out : out.to(input_type);
+  }
+  // bfloat16 (no LibTorch kernel): the interior, plus the reflected border rows, then columns,
+  // channels last as the padded tensor is, so the ops before it keep their fast paths.
+  const int64_t h = input_sizes[2], w = input_sizes[3];
+  Tensor rows = grad.narrow(2, 1, h).contiguous(at::MemoryFormat::ChannelsLast);
+  rows.narrow(2, 1, 1).add_(grad.narrow(2, 0, 1));
+  rows.narrow(2, h - 2, 1).add_(grad.narrow(2, h + 1, 1));
+  Tensor out = rows.narrow(3, 1, w).contiguous(at::MemoryFormat::ChannelsLast);
+  out.narrow(3, 1, 1).add_(rows.narrow(3, 0, 1));
+  out.narrow(3, w - 2, 1).add_(rows.narrow(3, w + 1, 1));
+  return out.scalar_type() == input_type ? out : out.to(input_type);
+}
 
 Tensor conv(const Tensor& x, const torch::nn::Conv2dImpl& c) {
   return at::conv2d(x, c.weight, c.bias);
@@ -27,8 +68,20 @@ Tensor maxPool(const Tensor& x) {
   return std::get<0>(at::max_pool2d_with_indices(x, {2, 2}, {2, 2}, {0, 0}, {1, 1}, false));
 }
 
+// bfloat16 is interpolated in float, where LibTorch's CPU kernels (forward and above all
+// backward) are several times faster, and rounded once.
 Tensor upsample2x(const Tensor& x) {
+  if (x.scalar_type() == at::kBFloat16 && x.device().is_cpu())
+    return at::upsample_bilinear2d(x.to(at::kFloat), {x.size(2) * 2, x.size(3) * 2}, false, 2.0, 2.0)
+        .to(at::kBFloat16);
   return at::upsample_bilinear2d(x, {x.size(2) * 2, x.size(3) * 2}, false, 2.0, 2.0);
+}
+
+Tensor upsample2xBackward(const Tensor& grad, at::IntArrayRef input_sizes) {
+  const bool bf16 = grad.scalar_type() == at::kBFloat16 && grad.device().is_cpu();
+  Tensor g = at::upsample_bilinear2d_backward(bf16 ? grad.to(at::kFloat) : grad, {grad.size(2), grad.size(3)},
+                                              input_sizes, false, 2.0, 2.0);
+  return bf16 ? g.to(at::kBFloat16) : g;
 }
 
 Tensor resizeTo(const Tensor& x, const Tensor& like) {
@@ -181,11 +234,6 @@ void reflectBorder(Tensor& p) {
 
 namespace {
 
-// A tensor that only carries a shape, for backward functions that read nothing else.
-Tensor shapeOnly(at::IntArrayRef sizes, const at::TensorOptions& options) {
-  return at::empty({1, 1, 1, 1}, options).expand(sizes);
-}
-
 std::vector<Tensor> unitParameters(const ConvUnit& unit) {
   std::vector<Tensor> params = {unit.conv->weight, unit.conv->bias, unit.prelu->weight};
   if (unit.bn) {
@@ -224,6 +272,12 @@ ConvGrads convBackward(const Tensor& grad, const Tensor& input, const torch::nn:
   const Tensor in = input.scalar_type() == type ? input : input.to(type);
   const Tensor weight = conv.weight.scalar_type() == type ? conv.weight : conv.weight.to(type);
   ConvGrads grads;
+  if (type == at::kBFloat16) {  // one call, as autograd's: channels last needs no reordered copies
+    auto all = at::convolution_backward(grad, in, weight, bias_sizes, {1, 1}, {0, 0}, {1, 1}, false, {0, 0}, 1,
+                                        {input_grad, true, true});
+    return {std::get<0>(all), std::get<1>(all).to(conv.weight.scalar_type()),
+            std::get<2>(all).to(conv.bias.scalar_type())};
+  }
   auto weight_grads =
       at::convolution_backward(grad, in, weight, bias_sizes, {1, 1}, {0, 0}, {1, 1},
                                false, {0, 0}, 1, {false, true, true});
@@ -284,15 +338,13 @@ Tensor unitBackward(const ConvUnit& unit, UnitRecompute& r, Tensor g, bool input
   r.y.reset();
   g.reset();
   auto grads = convBackward(gy, r.xp, *unit.conv, input_grad);
-  const auto options = r.xp.options();
+  const auto padded_type = r.xp.scalar_type();  // float where autocast padded in float
   r.xp.reset();
   gy.reset();
   param_grads.insert(param_grads.end(), {grads.weight, grads.bias, g_prelu});
   if (unit.bn) param_grads.insert(param_grads.end(), {g_gamma, g_beta});
   if (!input_grad) return Tensor();
-  Tensor g_padded = grads.input.to(options.dtype());
-  grads.input.reset();
-  return at::reflection_pad2d_backward(g_padded, shapeOnly(input.sizes, options), {1, 1, 1, 1}).to(input.type);
+  return unet_ops::padBackward(grads.input.to(padded_type), input.sizes, input.type);
 }
 
 // Recomputes a unit from its input and keeps what its backward needs; returns its output.
@@ -448,7 +500,7 @@ struct DecoderFunction : torch::autograd::Function<DecoderFunction> {
     if (skip_grad) {
       Tensor gs = g.narrow(1, 0, skip_channels);
       if (gs.size(2) == skip.size(2) && gs.size(3) == skip.size(3)) {
-        g_skip = gs.contiguous();  // a copy, so the concatenated gradient can go
+        g_skip = gs.contiguous(gs.suggest_memory_format());  // a copy, so the concatenated gradient can go
       } else {
         g_skip = at::upsample_bilinear2d_backward(gs, {gs.size(2), gs.size(3)}, skip.sizes(),
                                                   false, c10::nullopt, c10::nullopt);
@@ -456,9 +508,7 @@ struct DecoderFunction : torch::autograd::Function<DecoderFunction> {
     }
     Tensor ga = g.narrow(1, skip_channels, g.size(1) - skip_channels);
     g.reset();
-    Tensor ga_low = at::upsample_bilinear2d_backward(ga, {a_sizes[2], a_sizes[3]},
-                                                     {a_sizes[0], a_sizes[1], x.size(2), x.size(3)},
-                                                     false, 2.0, 2.0);
+    Tensor ga_low = unet_ops::upsample2xBackward(ga, {a_sizes[0], a_sizes[1], x.size(2), x.size(3)});
     ga.reset();
     auto up_grads = convBackward(ga_low, x, *block->up_conv, x_grad);
     Tensor g_x = up_grads.input;

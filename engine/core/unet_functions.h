@@ -13,10 +13,16 @@ namespace geodl {
 namespace unet_ops {
 // The same ATen calls serve the plain model (through autograd) and the checkpointed
 // blocks (by hand), so both compute exactly the same numbers.
+// Reflection padding by 1 pixel; bfloat16 on the CPU padded in bfloat16, channels last.
 torch::Tensor pad(const torch::Tensor& x);
+// The gradient of pad's input from its output's gradient `grad` (bfloat16: summed in
+// bfloat16, in the gradient's layout), returned in `input_type`.
+torch::Tensor padBackward(const torch::Tensor& grad, at::IntArrayRef input_sizes, at::ScalarType input_type);
 torch::Tensor conv(const torch::Tensor& x, const torch::nn::Conv2dImpl& conv);
 torch::Tensor maxPool(const torch::Tensor& x);
 torch::Tensor upsample2x(const torch::Tensor& x);
+// The gradient of upsample2x's input (of `input_sizes`) from its output's gradient.
+torch::Tensor upsample2xBackward(const torch::Tensor& grad, at::IntArrayRef input_sizes);
 // Bilinear resize of x to like's height and width; x itself when they already match.
 torch::Tensor resizeTo(const torch::Tensor& x, const torch::Tensor& like);
 // Dropout as geo-deep-learning's nn.Dropout computes it: x * bernoulli(1-p) / (1-p).
