@@ -3,7 +3,9 @@
 # Massachusetts buildings data (../shared/data): samples of 256 px at stride 200 as in
 # geo-deep-learning's example (22978945_15 training, 23429155_15 validation), unetsmall
 # trained for the same epochs with the same batch, augmentation, learning rate and
-# threads. Prints building IoU, mean IoU, samples per second and where the time went.
+# threads, in fp32 and (on CPUs with AVX512_BF16 or AMX-BF16) bf16. Prints building IoU,
+# mean IoU, samples per second and peak resident memory of each run. GEODL_BENCH_SEED sets
+# the seed (default 1); GEODL_BENCH_REFERENCE=0 leaves the reference out.
 # Usage: benchmarks/run_train_benchmark.sh BUILD_DIR [EPOCHS] [BATCH]
 set -euo pipefail
 here=$(dirname "$(realpath "$0")")
@@ -48,51 +50,78 @@ training:
 YAML
 echo "== $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); $threads threads, unetsmall, batch $batch, $epochs epochs, seed $seed, lr $lr (x$gamma every $step epochs), rotation 45 deg p=0.5, hflip p=0.5"
 "$build/engine/geodl" -q samples "$work/config.yaml" | grep -E "samples in|class pixels"
+# GeoDL in each precision, then the reference in its best configuration for each: fp32 in
+# the default layout (channels last trains slower there on these CPUs), bf16 under autocast
+# and channels last. bf16 rows are left out on CPUs without AVX512_BF16 or AMX-BF16.
+bf16_ok=1
+grep -qm1 'avx512_bf16\|amx_bf16' /proc/cpuinfo || bf16_ok=0
+precisions="fp32"
+[ "$bf16_ok" = 1 ] && precisions="fp32 bf16" || echo "(no AVX512_BF16 or AMX-BF16 here: fp32 only)"
+summary_args=()
+for p in $precisions; do
+  echo
+  echo "== GeoDL, precision $p"
+  start=$(date +%s.%N)
+  /usr/bin/time -f "%M" -o "$work/geodl-$p.rss" "$build/engine/geodl" -q train "$work/config.yaml" \
+    --precision "$p" --output-path "$work/geodl-$p" 2>&1 | grep -E "^epoch|^training|^best"
+  wall=$(echo "$(date +%s.%N) - $start" | bc)
+  summary_args+=("GeoDL $p" geodl "$work/geodl-$p/metrics.csv" "$wall" "$(cat "$work/geodl-$p.rss")")
+done
+if [ "${GEODL_BENCH_REFERENCE:-1}" = 1 ]; then
+  for p in $precisions; do
+    flags=()
+    [ "$p" = bf16 ] && flags=(--bf16 --channels-last)
+    echo
+    echo "== Reference: PyTorch, $p${flags:+ (${flags[*]})} (Dataset on h5py, DataLoader with 2 workers)"
+    start=$(date +%s.%N)
+    /usr/bin/time -f "%M" -o "$work/reference-$p.rss" /usr/bin/python3 "$here/reference/pytorch_train.py" \
+      "$work/samples/trn_samples.hdf5" "$work/samples/val_samples.hdf5" --epochs "$epochs" --batch "$batch" \
+      --threads "$threads" --lr $lr --step-size $step --gamma $gamma --seed $seed --rotate-limit 45 \
+      --rotate-prob 0.5 --hflip-prob 0.5 --vflip-prob 0 "${flags[@]}" > "$work/reference-$p.jsonl"
+    wall=$(echo "$(date +%s.%N) - $start" | bc)
+    /usr/bin/python3 -c 'import json,sys
+for l in open(sys.argv[1]):
+    r = json.loads(l); print("epoch %d: train loss %.4f, val loss %.4f, mean IoU %.4f, building %.3f; %.1f s, %.2f samples/s, data wait %.2f s" % (r["epoch"], r["train_loss"], r["val_loss"], r["mean_iou"], list(r["iou"].values())[1], r["seconds"], r["samples_per_second"], r["data_wait"]))' "$work/reference-$p.jsonl"
+    summary_args+=("reference $p" reference "$work/reference-$p.jsonl" "$wall" "$(cat "$work/reference-$p.rss")")
+  done
+fi
 echo
-echo "== GeoDL"
-start=$(date +%s.%N)
-"$build/engine/geodl" -q train "$work/config.yaml" 2>&1 | grep -E "^epoch|^training|^best"
-geodl_wall=$(echo "$(date +%s.%N) - $start" | bc)
-echo
-echo "== Reference: PyTorch (Dataset on h5py, DataLoader with 2 workers)"
-start=$(date +%s.%N)
-/usr/bin/python3 "$here/reference/pytorch_train.py" "$work/samples/trn_samples.hdf5" \
-  "$work/samples/val_samples.hdf5" --epochs "$epochs" --batch "$batch" --threads "$threads" \
-  --lr $lr --step-size $step --gamma $gamma --seed $seed --rotate-limit 45 --rotate-prob 0.5 \
-  --hflip-prob 0.5 --vflip-prob 0 | tee "$work/reference.jsonl" | \
-  /usr/bin/python3 -c 'import json,sys
-for l in sys.stdin:
-    r = json.loads(l); print("epoch %d: train loss %.4f, val loss %.4f, mean IoU %.4f, building %.3f; %.1f s, %.2f samples/s, data wait %.2f s" % (r["epoch"], r["train_loss"], r["val_loss"], r["mean_iou"], list(r["iou"].values())[1], r["seconds"], r["samples_per_second"], r["data_wait"]))'
-ref_wall=$(echo "$(date +%s.%N) - $start" | bc)
-echo
-/usr/bin/python3 - "$work/geodl/metrics.csv" "$work/reference.jsonl" "$geodl_wall" "$ref_wall" <<'PY'
+/usr/bin/python3 - "${summary_args[@]}" <<'PY'
 import csv, json, sys
-g = list(csv.DictReader(open(sys.argv[1])))
-r = [json.loads(l) for l in open(sys.argv[2])]
 def mean(xs): return sum(xs) / len(xs)
-# The foreground class (class 1 of the Massachusetts data, named "1" or "building").
-iou_columns = [k for k in g[0] if k.startswith("iou_")]
-g_col = iou_columns[1]
-r_key = list(r[0]["iou"])[1]
-# Throughput over epochs 2.. (epoch 1 includes warm-up in both).
-gs = g[1:] or g
-rs = r[1:] or r
-g_samples_s = mean([float(e["train_samples_per_second"]) for e in gs])
-r_samples_s = mean([e["samples_per_second"] for e in rs])
-def share(rows, keys, total):
-    t = sum(total(e) for e in rows)
-    return ", ".join("%s %.0f%%" % (k, 100 * sum(float(e[c]) for e in rows) / t) for k, c in keys)
-gk = [("data wait", "data_wait_seconds"), ("forward", "forward_seconds"), ("backward", "backward_seconds"), ("optimizer", "optimizer_seconds")]
-rk = [("data wait", "data_wait"), ("forward", "forward"), ("backward", "backward"), ("optimizer", "optimizer")]
-g_train = lambda e: float(e["seconds"]) - float(e["validation_seconds"])
-print("| | GeoDL | PyTorch reference |")
-print("|---|---|---|")
-print("| building IoU, last epoch | %.4f | %.4f |" % (float(g[-1][g_col]), r[-1]["iou"][r_key]))
-print("| building IoU, best of the run | %.4f | %.4f |" % (max(float(e[g_col]) for e in g), max(e["iou"][r_key] for e in r)))
-print("| mean IoU, last epoch | %.4f | %.4f |" % (float(g[-1]["val_mean_iou"]), r[-1]["mean_iou"]))
-print("| training samples/s (epochs 2-%d) | %.2f | %.2f |" % (len(g), g_samples_s, r_samples_s))
-print("| wall time, whole run | %.0f s | %.0f s |" % (float(sys.argv[3]), float(sys.argv[4])))
-print("| training time | %s | %s |" % (share(gs, gk, g_train), share(rs, rk, lambda e: e["train_seconds"])))
+runs = []
+args = sys.argv[1:]
+for i in range(0, len(args), 5):
+    name, kind, path, wall, rss_kib = args[i:i + 5]
+    if kind == "geodl":
+        g = list(csv.DictReader(open(path)))
+        col = [k for k in g[0] if k.startswith("iou_")][1]  # the foreground class (buildings)
+        epochs = [dict(building=float(e[col]), miou=float(e["val_mean_iou"]),
+                       sps=float(e["train_samples_per_second"])) for e in g]
+    else:
+        r = [json.loads(l) for l in open(path)]
+        key = list(r[0]["iou"])[1]
+        epochs = [dict(building=e["iou"][key], miou=e["mean_iou"], sps=e["samples_per_second"]) for e in r]
+    later = epochs[1:] or epochs  # epoch 1 includes warm-up in both
+    runs.append(dict(name=name, last=epochs[-1], best=max(e["building"] for e in epochs),
+                     sps=mean([e["sps"] for e in later]), wall=float(wall), rss=float(rss_kib) / 1024))
+print("| | " + " | ".join(r["name"] for r in runs) + " |")
+print("|---" * (len(runs) + 1) + "|")
+rows = [("building IoU, last epoch", lambda r: "%.4f" % r["last"]["building"]),
+        ("building IoU, best of the run", lambda r: "%.4f" % r["best"]),
+        ("mean IoU, last epoch", lambda r: "%.4f" % r["last"]["miou"]),
+        ("training samples/s (epochs 2-)", lambda r: "%.2f" % r["sps"]),
+        ("wall time, whole run", lambda r: "%.0f s" % r["wall"]),
+        ("peak resident memory", lambda r: "%.0f MiB" % r["rss"])]
+for label, f in rows:
+    print("| %s | %s |" % (label, " | ".join(f(r) for r in runs)))
 print()
-print("throughput ratio GeoDL / reference: %.2fx" % (g_samples_s / r_samples_s))
+by = {r["name"]: r for r in runs}
+for p in ("fp32", "bf16"):
+    if "GeoDL " + p in by and "reference " + p in by:
+        print("%s: GeoDL / reference throughput %.2fx" % (p, by["GeoDL " + p]["sps"] / by["reference " + p]["sps"]))
+if "GeoDL bf16" in by:
+    g32, g16 = by["GeoDL fp32"], by["GeoDL bf16"]
+    print("GeoDL bf16 / fp32: %.2fx samples/s; building IoU %+.4f (last epoch), %+.4f (best)" %
+          (g16["sps"] / g32["sps"], g16["last"]["building"] - g32["last"]["building"], g16["best"] - g32["best"]))
 PY

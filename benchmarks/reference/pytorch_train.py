@@ -14,7 +14,7 @@ time went (data wait, forward, backward, optimizer).
 Usage: pytorch_train.py TRN_STORE VAL_STORE [--epochs 10] [--batch 8] [--threads 2]
        [--workers 2] [--lr 1e-4] [--step-size 4] [--gamma 0.9] [--seed 1]
        [--rotate-limit 45] [--rotate-prob 0.5] [--hflip-prob 0.5] [--vflip-prob 0]
-       [--model unetsmall] [--no-flush-denormal]
+       [--model unetsmall] [--no-flush-denormal] [--bf16] [--channels-last]
 """
 import argparse
 import json
@@ -113,6 +113,8 @@ def main():
     p.add_argument('--vflip-prob', type=float, default=0.0)
     p.add_argument('--model', default='unetsmall')
     p.add_argument('--no-flush-denormal', action='store_true')
+    p.add_argument('--bf16', action='store_true', help='bfloat16 autocast (loss in float32)')
+    p.add_argument('--channels-last', action='store_true', help='model and batches channels last')
     args = p.parse_args()
 
     torch.set_num_threads(args.threads)
@@ -130,6 +132,12 @@ def main():
     trn = SampleStore(args.trn, mean, std, augment, seed=args.seed)
     val = SampleStore(args.val, mean, std)
     model = gdl_models.UNet(classes, bands, gdl_models.WIDTHS[args.model])
+    layout = torch.channels_last if args.channels_last else torch.contiguous_format
+    model = model.to(memory_format=layout)
+
+    def forward(images):
+        with torch.autocast('cpu', dtype=torch.bfloat16, enabled=args.bf16):
+            return model(images.contiguous(memory_format=layout)).float()
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
     scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=args.step_size, gamma=args.gamma)
     criterion = torch.nn.CrossEntropyLoss(ignore_index=255)
@@ -153,7 +161,7 @@ def main():
             t1 = time.perf_counter()
             times['data_wait'] += t1 - t
             optimizer.zero_grad()
-            loss = criterion(model(images), labels)
+            loss = criterion(forward(images), labels)
             t2 = time.perf_counter()
             loss.backward()
             t3 = time.perf_counter()
@@ -172,7 +180,7 @@ def main():
         val_loss, val_samples = 0.0, 0
         with torch.no_grad():
             for images, labels in val_loader:
-                logits = model(images)
+                logits = forward(images)
                 val_loss += criterion(logits, labels).item() * images.shape[0]
                 val_samples += images.shape[0]
                 pred = logits.argmax(1)
