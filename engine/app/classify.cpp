@@ -124,11 +124,17 @@ void checkWindowMemory(const ClassifyOptions& o, const TileJob& job, int bands, 
                    " pixels, a smaller batch, or a larger memory_budget_mib");
 }
 
-// Batch size 0: as many windows as fit the memory budget (forward peaks at 1 and 2 windows
-// give the cost of one more).
-int chooseBatchSize(const ClassifyOptions& o, const Predictor& predictor, const std::string& device_name, int bands,
-                    int window, torch::ScalarType type, Progress& progress) {
-  if (o.batch_size > 0) return o.batch_size;
+double budgetBytes(const ClassifyOptions& o, const std::string& device_name) {
+  return (o.memory_budget_mib > 0 ? o.memory_budget_mib : defaultMemoryBudgetMiB(device_name)) * 1024.0 * 1024.0;
+}
+
+// The memory of a forward pass: fixed bytes, and bytes per window of `window` pixels (forward
+// peaks at 1 and 2 windows give the cost of one more).
+struct WindowCost {
+  double fixed = 0, per_window = 1;
+};
+WindowCost measureWindows(const ClassifyOptions& o, const Predictor& predictor, const std::string& device_name,
+                          int bands, int window, torch::ScalarType type) {
   installCountingCpuAllocator();
   MemoryMeter meter(device_name);
   const torch::Device device(device_name);
@@ -138,9 +144,42 @@ int chooseBatchSize(const ClassifyOptions& o, const Predictor& predictor, const 
     return double(meter.peak());
   };
   const double one = peakOf(1), two = peakOf(2), per = std::max(1.0, two - one);
-  const double budget =
-      (o.memory_budget_mib > 0 ? o.memory_budget_mib : defaultMemoryBudgetMiB(device_name)) * 1024.0 * 1024.0;
-  const int batch_size = int(std::clamp((budget - (one - per)) / per, 1.0, 256.0));
+  return {one - per, per};
+}
+
+// Window 0: as large as the memory budget allows a batch of (batch size 0: one window), in
+// multiples of 32 pixels, up to kMaxAutomaticWindow, no larger than the raster needs (its
+// longer side rounded up to 32) and at least the model's sample size. Larger windows compute
+// fewer pixels twice, and oneDNN runs them as fast per pixel.
+constexpr int kMaxAutomaticWindow = 1024;
+int chooseWindow(const ClassifyOptions& o, const Predictor& predictor, const std::string& device_name,
+                 const io::RasterInfo& ri, torch::ScalarType type, Progress& progress) {
+  if (o.window > 0) return o.window;
+  const int sample = predictor.info.sample_size;
+  const int needed = (std::max(ri.width, ri.height) + 31) / 32 * 32;
+  const int largest = std::max(sample, std::min(kMaxAutomaticWindow, needed));
+  if (largest == sample) return sample;
+  torch::NoGradGuard no_grad;
+  const WindowCost cost = measureWindows(o, predictor, device_name, ri.bands, sample, type);
+  const double per_pixel = cost.per_window / (double(sample) * sample);
+  const double room = budgetBytes(o, device_name) - cost.fixed;
+  const int fits = room > 0 ? int(std::sqrt(room / (std::max(1, o.batch_size) * per_pixel))) / 32 * 32 : 0;
+  const int window = std::clamp(fits, sample, largest);
+  std::ostringstream line;
+  line << "window " << window << " px (automatic: " << std::fixed << std::setprecision(1)
+       << per_pixel * window * window / (1024.0 * 1024.0) << " MiB per window, "
+       << budgetBytes(o, device_name) / (1024.0 * 1024.0 * 1024.0) << " GiB budget)";
+  progress.log(line.str());
+  return window;
+}
+
+// Batch size 0: as many windows as fit the memory budget.
+int chooseBatchSize(const ClassifyOptions& o, const Predictor& predictor, const std::string& device_name, int bands,
+                    int window, torch::ScalarType type, Progress& progress) {
+  if (o.batch_size > 0) return o.batch_size;
+  const WindowCost cost = measureWindows(o, predictor, device_name, bands, window, type);
+  const double per = cost.per_window;
+  const int batch_size = int(std::clamp((budgetBytes(o, device_name) - cost.fixed) / per, 1.0, 256.0));
   progress.log("batch size " + std::to_string(batch_size) + " (automatic: " + std::to_string(int(per / (1024 * 1024))) +
                " MiB per window)");
   return batch_size;
@@ -247,7 +286,7 @@ std::string runDescription(const ClassifyOptions& o, const io::RasterInfo& ri, c
                       {"probabilities_float", o.probabilities_float},
                       {"polygons", o.polygons},
                       {"window", job.plan.window},
-                      {"overlap", o.overlap},
+                      {"overlap", job.plan.overlap},
                       {"batch_size", job.batch_size},
                       {"tta", o.tta},
                       {"precision", o.precision},
@@ -296,7 +335,7 @@ void checkRuns(const std::vector<ClassifyOptions>& runs) {
 
 // A run's result as the ranks exchange it (the classes are the model's, the same everywhere).
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ClassifyResult, output, probabilities, width, height, windows, windows_computed,
-                                   batch_size, precision, class_pixels, nodata_pixels, polygons, polygons_dropped,
+                                   batch_size, window, overlap, computed_ratio, precision, class_pixels, nodata_pixels, polygons, polygons_dropped,
                                    warnings)
 
 namespace {
@@ -313,6 +352,27 @@ struct RunPlan {
   torch::ScalarType type = torch::kFloat;  // of the weights
   std::vector<std::string> warnings;
 };
+
+// The windows of `window` pixels and which of them to compute (extent, mask).
+void planWindows(const ClassifyOptions& o, int window, RunPlan& run) {
+  const io::RasterInfo& ri = run.reader->info();
+  const ModelInfo& info = run.predictor.info;
+  TileJob& job = run.job;
+  const int overlap = o.overlap >= 0 ? int(std::lround(window * o.overlap / 100.0))
+                                     : automaticOverlap(info.sample_size, window);
+  job.plan = planTilesOverlapping(ri.width, ri.height, window, overlap);
+  job.area = extentToPixels(o, ri);
+  job.classes = info.spec.classes;
+  job.class_ids.clear();
+  for (const auto& c : info.classes) job.class_ids.push_back(uint8_t(c.id));
+  if (!o.mask.empty() && !run.mask)
+    run.mask = std::make_unique<io::LabelRasterizer>(io::LabelSource{o.mask, o.mask_layer, "", {}}, ri, 255);
+  job.row_windows = windowsToCompute(job.plan, job.area, run.mask.get());
+  if (run.mask)
+    job.inside = [mask = run.mask.get(), width = ri.width](int y, int n, std::vector<uint8_t>& strip) {
+      mask->rasterize(0, y, width, n, strip);
+    };
+}
 
 // Checks, model, raster and plan: when any rank fails here (a file missing on one machine),
 // every rank stops at once with its message.
@@ -341,21 +401,8 @@ void planRun(const ClassifyOptions& o, DataParallel& ranks, Progress& progress, 
     if (ranks.writes())
       for (const auto& w : run.warnings) progress.log("warning: " + w);
 
-    // 2. The plan: windows, extent, mask, device, batch size.
+    // 2. The device and precision; the plan: windows, extent, mask, batch size.
     const io::RasterInfo& ri = run.reader->info();
-    const ModelInfo& info = run.predictor.info;
-    TileJob& job = run.job;
-    job.plan = planTiles(ri.width, ri.height, o.window > 0 ? o.window : info.sample_size, o.overlap);
-    job.area = extentToPixels(o, ri);
-    job.classes = info.spec.classes;
-    for (const auto& c : info.classes) job.class_ids.push_back(uint8_t(c.id));
-    if (!o.mask.empty())
-      run.mask = std::make_unique<io::LabelRasterizer>(io::LabelSource{o.mask, o.mask_layer, "", {}}, ri, 255);
-    job.row_windows = windowsToCompute(job.plan, job.area, run.mask.get());
-    if (run.mask)
-      job.inside = [mask = run.mask.get(), width = ri.width](int y, int n, std::vector<uint8_t>& strip) {
-        mask->rasterize(0, y, width, n, strip);
-      };
     run.device_name = resolveDevice(o.device);
     run.precision = resolvePrecision(o.precision, run.device_name);
     configureThreads(o.threads);
@@ -367,6 +414,8 @@ void planRun(const ClassifyOptions& o, DataParallel& ranks, Progress& progress, 
       if (ranks.writes())
         progress.log("precision bf16 (" + (run.device_name == "cpu" ? instructions : run.device_name) + ")");
     }
+    planWindows(o, chooseWindow(o, run.predictor, run.device_name, ri, run.type, progress), run);
+    TileJob& job = run.job;
     checkWindowMemory(o, job, ri.bands, run.device_name);
     torch::NoGradGuard no_grad;
     job.batch_size =
@@ -403,7 +452,21 @@ ClassifyResult classifyShared(const ClassifyOptions& o, DataParallel& ranks, Pro
   const torch::Device device(run.device_name);
   torch::NoGradGuard no_grad;
   // With ranks: the same job everywhere, the batch that fits them all, this rank's band.
-  job.batch_size = int(ranks.minimum(job.batch_size));  // each rank probed its own memory
+  // Each rank measured its own memory: the smallest window and batch serve them all.
+  if (o.window == 0) {
+    const int window = int(ranks.minimum(job.plan.window));
+    if (window != job.plan.window) planWindows(o, window, run);
+  }
+  job.batch_size = int(ranks.minimum(job.batch_size));
+  if (ranks.writes()) {
+    const int64_t planned = windowsOf(job, 0, int(job.row_windows.size()));
+    std::ostringstream line;
+    line << planned << " windows of " << job.plan.window << " px overlapping by " << job.plan.overlap << " px: "
+         << std::fixed << std::setprecision(2)
+         << computedPerOutputPixel(job.plan, planned, int64_t(job.area.x1 - job.area.x0) * (job.area.y1 - job.area.y0))
+         << " pixels computed per output pixel";
+    progress.log(line.str());
+  }
   ranks.checkSameRun(runDescription(o, ri, job), "classify another job");
   const std::vector<RowBand> all_bands = bandsOf(job, ranks);
   job.band = all_bands[size_t(ranks.active() ? ranks.rank() : 0)];
@@ -482,6 +545,11 @@ ClassifyResult classifyShared(const ClassifyOptions& o, DataParallel& ranks, Pro
   result.windows = job.plan.windows();
   result.windows_computed = counts[size_t(job.classes) + 1];
   result.batch_size = job.batch_size;
+  result.window = job.plan.window;
+  result.overlap = job.plan.overlap;
+  const PixelRect& area = job.area;
+  result.computed_ratio = computedPerOutputPixel(job.plan, result.windows_computed,
+                                                 int64_t(area.x1 - area.x0) * (area.y1 - area.y0));
   result.precision = run.precision;
   result.classes = info.classes;
   result.class_pixels.assign(counts.begin(), counts.begin() + job.classes);

@@ -20,8 +20,8 @@ struct ClassifyOptions {
   std::string output;         // class raster (GeoTIFF)
   std::string probabilities;  // optional per-class probability raster (GeoTIFF)
   bool probabilities_float = false;  // Float32 0-1 instead of Byte 0-255
-  int window = 0;             // inference.chunk_size; 0: the model's sample size
-  double overlap = 25;        // inference.overlap: percent of the window
+  int window = 0;             // inference.chunk_size; 0: automatic (chooseWindow)
+  double overlap = -1;        // inference.overlap: percent of the window; -1: automaticOverlap
   int batch_size = 4;         // windows per forward pass; 0: as many as fit memory_budget_mib
   double memory_budget_mib = 0;  // for batch_size 0; 0: half the free RAM, or 90% of the GPU's
   bool tta = false;           // average the 8 flips and quarter turns
@@ -29,7 +29,7 @@ struct ClassifyOptions {
   std::string polygons;       // optional GeoPackage of the classes as polygons
   double min_area = 0;        // polygons smaller than this (map units squared) are dropped
   std::string device = "auto";
-  std::string precision = "fp32";  // fp32, bf16 (the weights and activations), auto (fp32)
+  std::string precision = "fp32";  // fp32, bf16 (the weights and activations), auto (resolvePrecision)
   int threads = 0;            // 0: all cores
   // Only windows touching this extent (in the raster's CRS) are computed; the rest is nodata.
   bool has_extent = false;
@@ -45,6 +45,8 @@ struct ClassifyResult {
   int width = 0, height = 0;
   int64_t windows = 0, windows_computed = 0;
   int batch_size = 0;  // used
+  int window = 0, overlap = 0;     // used, in pixels
+  double computed_ratio = 0;       // pixels computed per output pixel (overlaps computed twice)
   std::string precision = "fp32";  // used
   std::vector<ModelClass> classes;    // the model's: ids, names, colours (for styling)
   std::vector<int64_t> class_pixels;  // per model class

@@ -279,7 +279,8 @@ void printClassified(const geodl::ClassifyOptions& one, const geodl::ClassifyRes
   int64_t total = 0;
   for (auto c : r.class_pixels) total += c;
   std::cout << one.input << " -> " << r.output << " (" << r.width << " x " << r.height << ", "
-            << r.windows_computed << " windows)\n  classes:";
+            << r.windows_computed << " windows of " << r.window << " px overlapping by " << r.overlap << " px: "
+            << std::fixed << std::setprecision(2) << r.computed_ratio << " pixels computed per output pixel)\n  classes:";
   for (size_t c = 0; c < r.class_pixels.size(); ++c)
     std::cout << " " << r.classes[c].name << " " << std::fixed << std::setprecision(1)
               << (total ? 100.0 * r.class_pixels[c] / total : 0.0) << "%";

@@ -26,17 +26,22 @@ std::vector<int> origins(int size, int window, int stride) {
 }  // namespace
 
 TilePlan planTiles(int width, int height, int window, double overlap_percent) {
+  if (!(overlap_percent >= 0 && overlap_percent < 100))
+    throw InputError("the overlap must be a percentage in [0, 100)");
+  return planTilesOverlapping(width, height, window, int(std::lround(window * overlap_percent / 100.0)));
+}
+
+TilePlan planTilesOverlapping(int width, int height, int window, int overlap) {
   if (width < 1 || height < 1)
     throw InputError("the raster has no pixels (" + std::to_string(width) + " x " +
                      std::to_string(height) + ")");
   if (window < 1) throw InputError("the window size must be at least 1 pixel");
-  if (!(overlap_percent >= 0 && overlap_percent < 100))
-    throw InputError("the overlap must be a percentage in [0, 100)");
+  if (overlap < 0) throw InputError("the overlap cannot be negative");
   TilePlan plan;
   plan.width = width;
   plan.height = height;
   plan.window = window;
-  plan.overlap = int(std::lround(window * overlap_percent / 100.0));
+  plan.overlap = overlap;
   if (window <= 2 * plan.overlap)
     throw InputError("a window of " + std::to_string(window) + " pixels is not larger than twice "
                      "the overlap (" + std::to_string(plan.overlap) + " pixels): lower the "
@@ -47,11 +52,23 @@ TilePlan planTiles(int width, int height, int window, double overlap_percent) {
   return plan;
 }
 
+int automaticOverlap(int sample_size, int window) {
+  return std::min(std::max(32, sample_size / 4), window / 4);
+}
+
+double computedPerOutputPixel(const TilePlan& plan, int64_t computed, int64_t area_pixels) {
+  return area_pixels > 0 ? double(computed) * plan.window * plan.window / double(area_pixels) : 0.0;
+}
+
 std::vector<float> blendWeights(int window, int overlap) {
   std::vector<float> ramp(size_t(window), 1.0f);
   constexpr float kFloor = 1e-3f;  // never 0: a pixel seen by one window keeps its value
+  // The outer quarter of the overlap keeps the floor: those pixels saw the padding at the
+  // window's edge, which its neighbour covers with real context.
+  const int margin = overlap / 4, rise = overlap - 2 * margin;
   for (int i = 0; i < overlap && i < window; ++i) {
-    const float w = std::max(kFloor, float(0.5 - 0.5 * std::cos(M_PI * (i + 0.5) / overlap)));
+    const double t = std::clamp((i + 0.5 - margin) / rise, 0.0, 1.0);
+    const float w = std::max(kFloor, float(0.5 - 0.5 * std::cos(M_PI * t)));
     ramp[size_t(i)] = std::min(ramp[size_t(i)], w);
     ramp[size_t(window - 1 - i)] = std::min(ramp[size_t(window - 1 - i)], w);
   }

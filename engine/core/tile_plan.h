@@ -4,6 +4,7 @@
 // Standard library only.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 namespace geodl {
@@ -21,6 +22,17 @@ struct TilePlan {
 // geo-deep-learning's `overlap`: a percentage of the window. Throws InputError when the
 // window is not larger than twice the overlap, or a size is not positive.
 TilePlan planTiles(int width, int height, int window, double overlap_percent);
+// The same with the overlap in pixels.
+TilePlan planTilesOverlapping(int width, int height, int window, int overlap);
+
+// The overlap blending needs when none is given: a quarter of the model's sample size (the
+// context its training windows had at their edges), at least 32 pixels, and at most a
+// quarter of the window, e.g. 64 px for 256 px samples at any window of 256 px or more.
+int automaticOverlap(int sample_size, int window);
+
+// Pixels computed (the windows at `computed` of the plan) per pixel of `area_pixels`:
+// 1.78 for 256 px windows overlapping by 25%, 1.14 for 1024 px ones overlapping by 64 px.
+double computedPerOutputPixel(const TilePlan& plan, int64_t computed, int64_t area_pixels);
 
 // A plan's rows shared between processes. Output block k is rows [ys[k], ys[k + 1]) (the
 // last up to the height): final once the windows of row k are blended in, and made of the
@@ -45,10 +57,10 @@ int firstContributingRow(const TilePlan& plan, int block);
 // rows without any). Ranks beyond the rows get empty bands.
 std::vector<RowBand> splitRows(const TilePlan& plan, const std::vector<int64_t>& row_windows, int parts);
 
-// Per-pixel weights of one window (window x window, row-major): 1 in the middle, rising
-// smoothly (raised cosine) from a small positive value at the borders over `overlap`
-// pixels, so that a blend of overlapping windows has no hard cut and every pixel has
-// weight.
+// Per-pixel weights of one window (window x window, row-major): 1 in the middle, a small
+// positive value over the outer quarter of the `overlap` pixels at the borders (they saw the
+// window's padding), rising smoothly (raised cosine) over its middle half, so that a blend
+// of overlapping windows sums to one, has no hard cut, and every pixel has weight.
 std::vector<float> blendWeights(int window, int overlap);
 
 }  // namespace geodl

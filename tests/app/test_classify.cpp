@@ -210,6 +210,45 @@ TEST(Classify, OneWindowEqualsWholeImageAndBlendedTilesAgreeWithIt) {
   EXPECT_GT(same / 4096.0, 0.97);
 }
 
+// Large windows keep quality: against whole-image inference (one window over a 1024^2
+// raster), windows of 256 px with the automatic overlap agree on at least 99.9% of the
+// pixels; the defaults take one window here, and a tight memory budget smaller ones.
+TEST(Classify, LargeWindowsAgreeWithWholeImageInference) {
+  TempDir dir;
+  const std::string input = scene(dir, "big.tif", 1024, 1024);
+  NullProgress progress;
+  ClassifyOptions whole = options(dir, input, "whole.tif");
+  whole.window = 1024;
+  const ClassifyResult w = classify(whole, progress);
+  EXPECT_EQ(w.windows_computed, 1);
+  EXPECT_DOUBLE_EQ(w.computed_ratio, 1.0);
+  ClassifyOptions tiled = options(dir, input, "tiled.tif");
+  tiled.window = 256;
+  tiled.overlap = -1;  // automatic: 32 px for this model's 32 px samples
+  const ClassifyResult t = classify(tiled, progress);
+  EXPECT_EQ(t.window, 256);
+  EXPECT_EQ(t.overlap, 32);
+  EXPECT_EQ(t.windows_computed, 25);
+  EXPECT_NEAR(t.computed_ratio, 25 * 256.0 * 256 / (1024.0 * 1024), 1e-12);
+  const Raster a = readAll(whole.output), b = readAll(tiled.output);
+  int64_t same = 0;
+  for (size_t i = 0; i < a.values[0].size(); ++i) same += a.values[0][i] == b.values[0][i];
+  EXPECT_GE(double(same) / double(a.values[0].size()), 0.999);
+
+  ClassifyOptions automatic = options(dir, input, "automatic.tif");
+  automatic.window = 0;
+  automatic.overlap = -1;
+  const ClassifyResult d = classify(automatic, progress);
+  EXPECT_EQ(d.window, 1024);  // the raster needs no more, and the budget allows it
+  EXPECT_TRUE(readAll(automatic.output).values == a.values);
+  automatic.output = dir.path("tight.tif");
+  automatic.memory_budget_mib = 48;
+  const ClassifyResult tight = classify(automatic, progress);
+  EXPECT_LT(tight.window, 1024);
+  EXPECT_GE(tight.window, 32);
+  EXPECT_EQ(tight.window % 32, 0);
+}
+
 TEST(Classify, NodataExtentTtaAndCog) {
   TempDir dir;
   test::RasterSpec spec;

@@ -108,7 +108,7 @@ case_ window_100000 3 "window" "${cls[@]}" --model "$model" --input scene_val.ti
 case_ threads_100000 2 "from 0 to" "${cls[@]}" --model "$model" --input scene_val.tif --output "$out/c.tif" --threads 100000
 case_ threads_negative 2 "is not a whole number from 0 to" "${cls[@]}" --model "$model" --input scene_val.tif --output "$out/c.tif" --threads -1
 case_ batch_lots 2 "is not a whole number" "${g[@]}" train config.yaml --batch-size lots --output-path "$out/m"
-case_ overlap_60 2 "from 0 to 49" "${cls[@]}" --model "$model" --input scene_val.tif --output "$out/c.tif" --overlap 60
+case_ overlap_60 2 "from -1 to 49" "${cls[@]}" --model "$model" --input scene_val.tif --output "$out/c.tif" --overlap 60
 case_ samples_size_1e9 3 "not a whole number from 8 to 100000" "${g[@]}" samples samples_1e9.yaml --data-path "$out/s"
 case_ samples_size_flag 2 "from 8 to 100000" "${g[@]}" samples config.yaml --samples-size 1000000000 --data-path "$out/s"
 case_ raster_1x1 3 "smaller than the smallest sample" "${g[@]}" samples config.yaml --prep-csv-file tiny.csv --data-path "$out/s"

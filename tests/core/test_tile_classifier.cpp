@@ -142,6 +142,55 @@ TEST(TileClassifier, AWrongOutputShapeIsNamedAndCancellingStopsTheThreads) {
 
 // Ranks' bands: each rank's rows, blended from the windows that reach them (its first rows
 // computed again), are bit for bit the rows of one process; together they are every row once.
+// A smooth ramp through a model that looks at its neighbours (5x5, zero-padded at each
+// window's edges, as a network's convolutions are): blended windows leave no seam, the
+// probabilities varying across window edges as smoothly as inside them, while the same
+// windows without overlap show every edge.
+TEST(TileClassifier, BlendingLeavesNoSeamOnARamp) {
+  const int size = 200;
+  auto ramp = torch::empty({kBands, size, size});
+  for (int y = 0; y < size; ++y)
+    for (int x = 0; x < size; ++x) {
+      ramp[0][y][x] = 2.0f * x / size;
+      ramp[1][y][x] = 2.0f * y / size;
+    }
+  const MemorySource source(ramp);
+  const torch::Tensor w = torch::full({kClasses, kBands, 5, 5}, 1.0f / 25) *
+                          torch::tensor({1.0f, 0.5f, -1.0f, 1.0f, 0.0f, -0.5f}).reshape({kClasses, kBands, 1, 1});
+  const auto model = [&](const torch::Tensor& x) { return torch::softmax(torch::conv2d(x, w, {}, 1, 2), 1); };
+  const auto probabilities = [&](int window, int overlap) {
+    TileJob job = everyWindow(size, size, window, 0);
+    job.plan = planTilesOverlapping(size, size, window, overlap);
+    job.row_windows.assign(job.plan.ys.size(), job.plan.xs);
+    MemorySink sink(size, size, ProbabilityType::Float32);
+    NullProgress progress;
+    classifyTiles(model, source, sink, job, torch::kCPU, progress);
+    return sink.probs;
+  };
+  // The largest jump of the slope, along rows and columns, 3 px or more inside the raster.
+  const auto roughness = [](const torch::Tensor& p) {
+    const auto inner = p.narrow(1, 3, p.size(1) - 6).narrow(2, 3, p.size(2) - 6);
+    const auto dx = inner.narrow(2, 2, inner.size(2) - 2) - 2 * inner.narrow(2, 1, inner.size(2) - 2) +
+                    inner.narrow(2, 0, inner.size(2) - 2);
+    const auto dy = inner.narrow(1, 2, inner.size(1) - 2) - 2 * inner.narrow(1, 1, inner.size(1) - 2) +
+                    inner.narrow(1, 0, inner.size(1) - 2);
+    return std::max(dx.abs().max().item<double>(), dy.abs().max().item<double>());
+  };
+  const auto whole = probabilities(256, 0);  // one window over everything
+  const int window = 64, overlap = automaticOverlap(64, window);
+  EXPECT_EQ(overlap, 16);
+  const auto blended = probabilities(window, overlap);
+  const auto hard = probabilities(window, 0);
+  // Invisible: under a quarter of one step of the Byte probabilities (1/255), against
+  // several steps where windows meet without overlap (the check can fail).
+  const double step = 1.0 / 255;
+  EXPECT_LT(roughness(whole), 0.1 * step);
+  EXPECT_LT(roughness(blended), 0.25 * step) << "a seam where windows meet";
+  EXPECT_GT(roughness(hard), 4 * step) << "without overlap the edges must show";
+  const auto inner = [](const torch::Tensor& p) { return p.narrow(1, 3, p.size(1) - 6).narrow(2, 3, p.size(2) - 6); };
+  EXPECT_LT((inner(blended) - inner(whole)).abs().max().item<double>(), 1e-3);
+}
+
 TEST(TileClassifier, BandsOfRanksGiveExactlyTheRowsOfOneProcess) {
   const int width = 83, height = 157;
   torch::manual_seed(5);

@@ -28,6 +28,25 @@ TEST(TilePlan, GeoDeepLearningOverlapAndEdgeWindows) {
   for (int c : coverage(p)) EXPECT_GE(c, 1);
 }
 
+// The overlap blending needs, in pixels, whatever the window; and what it costs.
+TEST(TilePlan, AutomaticOverlapInPixelsAndTheComputedPixels) {
+  EXPECT_EQ(automaticOverlap(256, 1024), 64);  // a quarter of the sample size
+  EXPECT_EQ(automaticOverlap(256, 512), 64);
+  EXPECT_EQ(automaticOverlap(256, 128), 32);   // at most a quarter of the window
+  EXPECT_EQ(automaticOverlap(32, 1024), 32);   // at least 32 px
+  const TilePlan big = planTilesOverlapping(1920, 1920, 1024, 64);
+  EXPECT_EQ(big.overlap, 64);
+  EXPECT_EQ(big.xs, (std::vector<int>{0, 896}));
+  for (int c : coverage(big)) EXPECT_GE(c, 1);
+  // 4 windows of 1024^2 for 1920^2 pixels; 256 px windows at 25% compute (256/192)^2 = 1.78x.
+  EXPECT_NEAR(computedPerOutputPixel(big, big.windows(), 1920 * 1920), 4.0 * 1024 * 1024 / (1920.0 * 1920), 1e-12);
+  const TilePlan small = planTiles(1920, 1920, 256, 25);
+  EXPECT_EQ(small.windows(), 100);
+  EXPECT_NEAR(computedPerOutputPixel(small, small.windows(), 1920 * 1920), 1.78, 0.01);
+  EXPECT_THROW(planTilesOverlapping(100, 100, 64, 32), InputError);
+  EXPECT_THROW(planTilesOverlapping(100, 100, 64, -1), InputError);
+}
+
 TEST(TilePlan, EveryPixelCoveredForAwkwardSizes) {
   for (auto [w, h] : std::vector<std::pair<int, int>>{{1, 1}, {1, 500}, {257, 255}, {256, 256},
                                                       {100, 3}, {513, 1025}, {600, 1}}) {
@@ -45,16 +64,18 @@ TEST(TilePlan, RefusesAWindowNotLargerThanTwiceTheOverlap) {
 }
 
 TEST(TilePlan, BlendWeightsRiseSmoothlyAndNeverVanish) {
-  const int n = 16, overlap = 4;
+  const int n = 32, overlap = 8;
   const auto w = blendWeights(n, overlap);
   const auto at = [&](int x, int y) { return w[size_t(y) * n + x]; };
-  EXPECT_FLOAT_EQ(at(8, 8), 1.0f);
+  EXPECT_FLOAT_EQ(at(16, 16), 1.0f);
   EXPECT_GT(at(0, 0), 0.0f);
-  for (int x = 0; x + 1 < overlap; ++x) EXPECT_LT(at(x, 8), at(x + 1, 8));  // rising
+  EXPECT_FLOAT_EQ(at(1, 16), 1e-3f);  // the outer quarter of the overlap: the padding's pixels
+  for (int x = 2; x + 2 < overlap; ++x) EXPECT_LT(at(x, 16), at(x + 1, 16));  // rising
+  EXPECT_FLOAT_EQ(at(overlap - 1, 16), 1.0f);
   for (int x = 0; x < n; ++x) EXPECT_FLOAT_EQ(at(x, 8), at(n - 1 - x, 8));  // symmetric
   // Across the overlap of two neighbours the weights sum to about one: no dip, no bump.
   for (int i = 0; i < overlap; ++i)
-    EXPECT_NEAR(at(n - overlap + i, 8) + at(i, 8), 1.0f, 1e-5) << i;
+    EXPECT_NEAR(at(n - overlap + i, 16) + at(i, 16), 1.0f, 1.01e-3) << i;
   const auto none = blendWeights(8, 0);
   for (float v : none) EXPECT_FLOAT_EQ(v, 1.0f);
 }
