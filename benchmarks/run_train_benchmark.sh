@@ -5,7 +5,8 @@
 # trained for the same epochs with the same batch, augmentation, learning rate and
 # threads, in fp32 and (on CPUs with AVX512_BF16 or AMX-BF16) bf16. Prints building IoU,
 # mean IoU, samples per second and peak resident memory of each run. GEODL_BENCH_SEED sets
-# the seed (default 1); GEODL_BENCH_REFERENCE=0 leaves the reference out.
+# the seed (default 1); GEODL_BENCH_REFERENCE=0 leaves the reference out, and
+# GEODL_BENCH_CHECKPOINTED=0 the last precision's run with gradient checkpointing.
 # Usage: benchmarks/run_train_benchmark.sh BUILD_DIR [EPOCHS] [BATCH]
 set -euo pipefail
 here=$(dirname "$(realpath "$0")")
@@ -57,15 +58,21 @@ bf16_ok=1
 grep -qm1 'avx512_bf16\|amx_bf16' /proc/cpuinfo || bf16_ok=0
 precisions="fp32"
 [ "$bf16_ok" = 1 ] && precisions="fp32 bf16" || echo "(no AVX512_BF16 or AMX-BF16 here: fp32 only)"
+# GeoDL's runs: each precision, and the last one with gradient checkpointing too (memory).
+runs=$precisions
+[ "${GEODL_BENCH_CHECKPOINTED:-1}" = 1 ] && runs="$runs ${precisions##* }+checkpoint"
 summary_args=()
-for p in $precisions; do
+for run in $runs; do
+  p=${run%+checkpoint}
+  extra=()
+  [ "$run" != "$p" ] && extra=(--checkpoint)
   echo
-  echo "== GeoDL, precision $p"
+  echo "== GeoDL, precision $p${extra:+, checkpointing}"
   start=$(date +%s.%N)
-  /usr/bin/time -f "%M" -o "$work/geodl-$p.rss" "$build/engine/geodl" -q train "$work/config.yaml" \
-    --precision "$p" --output-path "$work/geodl-$p" 2>&1 | grep -E "^epoch|^training|^best"
+  /usr/bin/time -f "%M" -o "$work/geodl-$run.rss" "$build/engine/geodl" -q train "$work/config.yaml" \
+    --precision "$p" "${extra[@]}" --output-path "$work/geodl-$run" 2>&1 | grep -E "^epoch|^training|^best"
   wall=$(echo "$(date +%s.%N) - $start" | bc)
-  summary_args+=("GeoDL $p" geodl "$work/geodl-$p/metrics.csv" "$wall" "$(cat "$work/geodl-$p.rss")")
+  summary_args+=("GeoDL ${run/+/ + }" geodl "$work/geodl-$run/metrics.csv" "$wall" "$(cat "$work/geodl-$run.rss")")
 done
 if [ "${GEODL_BENCH_REFERENCE:-1}" = 1 ]; then
   for p in $precisions; do

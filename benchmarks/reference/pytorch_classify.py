@@ -8,7 +8,7 @@ architecture as GeoDL's; its weights do not change the speed.
 
 Prints one JSON line: megapixels per second (reading to writing), peak resident memory.
 Usage: pytorch_classify.py INPUT OUTPUT --bands 3 --classes 2 [--model unetsmall]
-       [--window 256] [--overlap 25] [--batch 4] [--threads 2]
+       [--window 256] [--overlap 25] [--batch 4] [--threads 2] [--bf16] [--channels-last]
 """
 import argparse
 import json
@@ -37,11 +37,15 @@ def main():
     p.add_argument('--overlap', type=float, default=25)
     p.add_argument('--batch', type=int, default=4)
     p.add_argument('--threads', type=int, default=2)
+    p.add_argument('--bf16', action='store_true', help='bfloat16 autocast (softmax in float32)')
+    p.add_argument('--channels-last', action='store_true', help='model and batches channels last')
     args = p.parse_args()
     torch.set_num_threads(args.threads)
     torch.set_flush_denormal(True)
     start = time.perf_counter()
     model = gdl_models.UNet(args.classes, args.bands, gdl_models.WIDTHS[args.model]).eval()
+    layout = torch.channels_last if args.channels_last else torch.contiguous_format
+    model = model.to(memory_format=layout)
     ds = gdal.Open(args.input)
     image = ds.ReadAsArray().astype(np.float32)  # bands x H x W: the whole raster
     if image.ndim == 2:
@@ -62,7 +66,9 @@ def main():
         for i in range(0, len(origins), args.batch):
             chunk = origins[i:i + args.batch]
             batch = torch.from_numpy(np.stack([padded[:, y:y + win, x:x + win] for y, x in chunk]))
-            out = torch.softmax(model(batch), 1).numpy()
+            with torch.autocast('cpu', dtype=torch.bfloat16, enabled=args.bf16):
+                logits = model(batch.contiguous(memory_format=layout))
+            out = torch.softmax(logits.float(), 1).numpy()
             for (y, x), o in zip(chunk, out):
                 probs[:, y:y + win, x:x + win] += o
                 counts[y:y + win, x:x + win] += 1
