@@ -375,22 +375,6 @@ Rapport : %2</translation>
         <translation>Pour un modèle TorchScript : sa description, JSON ou YAML (par défaut : à côté de lui).</translation>
     </message>
     <message>
-        <source>Window size (pixels, 0: the model&apos;s sample size)</source>
-        <translation>Taille de fenêtre (pixels, 0 : taille des échantillons du modèle)</translation>
-    </message>
-    <message>
-        <source>Pixels per window side (0: the model&apos;s sample size).</source>
-        <translation>Pixels par côté de fenêtre (0 : la taille d&apos;échantillon du modèle).</translation>
-    </message>
-    <message>
-        <source>Overlap (percent of the window)</source>
-        <translation>Chevauchement (pourcentage de la fenêtre)</translation>
-    </message>
-    <message>
-        <source>Percent of the window shared with each neighbour, blended smoothly, e.g. 25.</source>
-        <translation>Pourcentage de la fenêtre partagé avec chaque voisine, fondu progressivement, p. ex. 25.</translation>
-    </message>
-    <message>
         <source>Batch size (windows)</source>
         <translation>Taille de lot (fenêtres)</translation>
     </message>
@@ -875,14 +859,6 @@ Rapport : %2</translation>
         <translation>Fils d&apos;exécution en arrière-plan qui préparent les lots (0 : automatique).</translation>
     </message>
     <message>
-        <source>bfloat16 autocast (GPU)</source>
-        <translation>Autocast bfloat16 (GPU)</translation>
-    </message>
-    <message>
-        <source>bfloat16 autocast on the GPU.</source>
-        <translation>Autocast bfloat16 sur le GPU.</translation>
-    </message>
-    <message>
         <source>Resume from the checkpoint in the model&apos;s folder</source>
         <translation>Reprendre depuis le point de reprise du dossier du modèle</translation>
     </message>
@@ -907,8 +883,56 @@ Rapport : %2</translation>
         <translation>Plusieurs processus (--nproc, torchrun, srun) : secondes pendant lesquelles un rang attend les autres avant que tous s’arrêtent (un rang mort ou bloqué).</translation>
     </message>
     <message>
-        <source>auto (fp32)</source>
-        <translation>auto (fp32)</translation>
+        <source>Precision</source>
+        <translation>Précision</translation>
+    </message>
+    <message>
+        <source>Window size (pixels, 0: automatic)</source>
+        <translation>Taille de fenêtre (pixels, 0 : automatique)</translation>
+    </message>
+    <message>
+        <source>Pixels per window side (0: as large as the memory budget allows a batch of, up to 512 and no larger than the raster needs, at least the model&apos;s sample size).</source>
+        <translation>Pixels par côté de fenêtre (0 : aussi grande que le budget mémoire le permet pour un lot, jusqu’à 512 et pas plus que le raster n’en demande, au moins la taille d’échantillon du modèle).</translation>
+    </message>
+    <message>
+        <source>Overlap (percent of the window, -1: automatic)</source>
+        <translation>Recouvrement (pourcentage de la fenêtre, -1 : automatique)</translation>
+    </message>
+    <message>
+        <source>Percent of the window shared with each neighbour, blended smoothly, e.g. 25 (-1: what blending needs in pixels: a quarter of the model&apos;s sample size, at least 32, at most a quarter of the window).</source>
+        <translation>Pourcentage de la fenêtre partagé avec chaque voisine, fondu en douceur, p. ex. 25 (-1 : ce que le fondu demande en pixels : un quart de la taille d’échantillon du modèle, au moins 32, au plus un quart de la fenêtre).</translation>
+    </message>
+    <message>
+        <source>Off</source>
+        <translation>Désactivé</translation>
+    </message>
+    <message>
+        <source>On</source>
+        <translation>Activé</translation>
+    </message>
+    <message>
+        <source>Automatic (on when the batch needs it)</source>
+        <translation>Automatique (activé quand le lot l’exige)</translation>
+    </message>
+    <message>
+        <source>Recompute activations in backward: about three times the batch for some 25% more time. auto: on only when the batch would not fit the memory budget without it.</source>
+        <translation>Recalculer les activations pendant la rétropropagation : environ trois fois le lot pour quelque 25 % de temps en plus. auto : activé seulement quand le lot ne tiendrait pas dans le budget mémoire sans lui.</translation>
+    </message>
+    <message>
+        <source>bfloat16 autocast (precision bf16)</source>
+        <translation>Autocast bfloat16 (précision bf16)</translation>
+    </message>
+    <message>
+        <source>The same as precision bf16 (kept for older configs and models).</source>
+        <translation>Comme la précision bf16 (gardé pour les configurations et modèles plus anciens).</translation>
+    </message>
+    <message>
+        <source>bf16 computes in bfloat16 (training: autocast, with float32 weights, optimizer state and loss): several times faster on CPUs with AMX-BF16 or AVX512_BF16 (refused on others) and on GPUs, at nearly the same results; fp32 is exact; auto is bf16 on such CPUs, fp32 elsewhere.</source>
+        <translation>bf16 calcule en bfloat16 (entraînement : autocast, avec poids, état de l’optimiseur et perte en float32) : plusieurs fois plus rapide sur les processeurs dotés d’AMX-BF16 ou d’AVX512_BF16 (refusé sur les autres) et sur les GPU, pour des résultats presque identiques ; fp32 est exact ; auto choisit bf16 sur ces processeurs, fp32 ailleurs.</translation>
+    </message>
+    <message>
+        <source>auto</source>
+        <translation>auto</translation>
     </message>
     <message>
         <source>fp32</source>
@@ -917,14 +941,6 @@ Rapport : %2</translation>
     <message>
         <source>bf16</source>
         <translation>bf16</translation>
-    </message>
-    <message>
-        <source>Precision</source>
-        <translation>Précision</translation>
-    </message>
-    <message>
-        <source>bf16 computes with bfloat16 weights and activations: several times faster on CPUs with AMX-BF16 or AVX512_BF16 (refused on others) and on GPUs, at nearly the same classes; fp32 is exact.</source>
-        <translation>bf16 calcule avec des poids et des activations en bfloat16 : plusieurs fois plus rapide sur les processeurs dotés d’AMX-BF16 ou d’AVX512_BF16 (refusé sur les autres) et sur les GPU, pour des classes presque identiques ; fp32 est exact.</translation>
     </message>
 </context>
 </TS>

@@ -108,7 +108,7 @@ const OptionTable<ClassifyJob>& classifyOptionTable() {
           .range(0, 100000).config("inference.chunk_size").cli("window").qgis("WINDOW")
           .describe(GEODL_TR("Window size (pixels, 0: automatic)"),
                     GEODL_TR("Pixels per window side (0: as large as the memory budget allows a batch of, up to "
-                             "1024 and no larger than the raster needs, at least the model's sample size).")),
+                             "512 and no larger than the raster needs, at least the model's sample size).")),
       engine("overlap", &ClassifyOptions::overlap)
           .range(-1, 49).config("inference.overlap").cli("overlap").qgis("OVERLAP")
           .describe(GEODL_TR("Overlap (percent of the window, -1: automatic)"),

@@ -69,6 +69,7 @@ struct OptionInfo {
   std::string choice_pattern;        // Choice: other values accepted, e.g. "cuda:N" (N a number)
   bool list_of_numbers = false;      // Choice: a list of numbers is accepted too
   bool flag_negates = false;         // Bool: the flag sets false (--no-confirm)
+  std::string bare_value;            // Choice: what the flag alone, without a value, means
   bool advanced = false;             // QGIS: among the advanced parameters
   bool plugin_declares = false;      // QGIS: the algorithm declares and reads it (layers, destinations)
   bool applies_last = false;         // set after the others: it overrides what they imply
@@ -97,6 +98,7 @@ struct Option : OptionInfo {
   }
   Option& qgisDefault(std::string d) { processing_default = std::move(d); return *this; }
   Option& negatedFlag() { flag_negates = true; return *this; }
+  Option& bareFlag(std::string v) { bare_value = std::move(v); return *this; }
   Option& numbersToo() { list_of_numbers = true; return *this; }
   Option& pattern(std::string p) { choice_pattern = std::move(p); return *this; }
   Option& declaredByPlugin() { plugin_declares = true; return *this; }

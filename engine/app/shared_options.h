@@ -40,6 +40,10 @@ inline OptionTexts precisionTexts() {
                    "on GPUs, at nearly the same results; fp32 is exact; auto is bf16 on such CPUs, fp32 elsewhere.")};
 }
 
+inline std::vector<OptionChoice> precisionChoices() {
+  return {{"auto", GEODL_TR("auto")}, {"fp32", GEODL_TR("fp32")}, {"bf16", GEODL_TR("bf16")}};
+}
+
 inline OptionTexts collectiveTimeoutTexts() {
   return {"", GEODL_TR("Several processes (--nproc, torchrun, srun): seconds a rank waits for the others "
                        "before all stop (a rank that died or hung).")};
@@ -53,7 +57,7 @@ Option<O> collectiveTimeoutOption(Option<O> o, const std::string& key) {
 
 template <class O>
 Option<O> precisionOption(Option<O> o, const std::string& key) {
-  return o.oneOf({{"auto", GEODL_TR("auto")}, {"fp32", GEODL_TR("fp32")}, {"bf16", GEODL_TR("bf16")}})
+  return o.oneOf(precisionChoices())
       .config(key).cli("precision").qgis("PRECISION", true)
       .describe(precisionTexts().label, precisionTexts().help);
 }

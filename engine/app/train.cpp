@@ -218,7 +218,7 @@ ModelSpec checkedSpec(const TrainOptions& options, const io::StoreContents& trn,
     throw InputError("the training store's samples are " + std::to_string(tm.sample_size) + " pixels, under the " +
                      std::to_string(kMinSampleSize) + " the networks need; create samples of at least " +
                      std::to_string(kMinSampleSize) + " pixels");
-  spec.checkpoint = spec.checkpoint || options.checkpoint;
+  spec.checkpoint = spec.checkpoint || options.checkpoint == "true";
   spec.dropout = options.dropout;
   spec.dropout_probability = options.dropout_probability;
   validate(spec);
@@ -347,17 +347,8 @@ LossOptions lossOptions(const TrainOptions& options, const TrainPlan& plan, Prog
   return loss;
 }
 
-// The batch size: the checkpoint's when resuming, the one asked for, or the largest that fits.
-int chooseBatchSize(const TrainOptions& options, const TrainPlan& plan, const Checkpoint* resumed,
-                    TrainResult& result, Progress& progress) {
-  if (resumed) {
-    const int batch = resumed->state.batch_size;
-    if (options.batch_size > 0 && options.batch_size != batch)
-      progress.log("resuming with the checkpoint's batch size " + std::to_string(batch) + " (not " +
-                   std::to_string(options.batch_size) + "), so that the run continues as it began");
-    return batch;
-  }
-  if (options.batch_size > 0) return options.batch_size;
+// The batch-size probe for this run: its model, samples, precision, device and budget.
+BatchProbeOptions probeOptions(const TrainOptions& options, const TrainPlan& plan, const TrainResult& result) {
   BatchProbeOptions probe;
   probe.model = options.model;
   probe.checkpoint = plan.spec.checkpoint;
@@ -369,6 +360,21 @@ int chooseBatchSize(const TrainOptions& options, const TrainPlan& plan, const Ch
   probe.threads = result.threads;
   probe.budget_mib = options.memory_budget_mib > 0 ? options.memory_budget_mib : defaultMemoryBudgetMiB(plan.device_name);
   probe.max_batch = int(std::min<int64_t>(plan.n_trn, 100000));
+  return probe;
+}
+
+// The batch size: the checkpoint's when resuming, the one asked for, or the largest that fits.
+int chooseBatchSize(const TrainOptions& options, const TrainPlan& plan, const Checkpoint* resumed,
+                    TrainResult& result, Progress& progress) {
+  if (resumed) {
+    const int batch = resumed->state.batch_size;
+    if (options.batch_size > 0 && options.batch_size != batch)
+      progress.log("resuming with the checkpoint's batch size " + std::to_string(batch) + " (not " +
+                   std::to_string(options.batch_size) + "), so that the run continues as it began");
+    return batch;
+  }
+  if (options.batch_size > 0) return options.batch_size;
+  const BatchProbeOptions probe = probeOptions(options, plan, result);
   progress.log("finding the largest batch that fits " + fixed(probe.budget_mib, 0) + " MiB...");
   SubProgress probe_progress(progress, 0.0, 0.0);
   const BatchProbeResult found = probeMaxBatch(probe, probe_progress);
@@ -381,6 +387,28 @@ int chooseBatchSize(const TrainOptions& options, const TrainPlan& plan, const Ch
                fixed(found.bytes_per_sample / (1024.0 * 1024.0), 1) + " MiB per sample, " +
                fixed(probe.budget_mib, 0) + " MiB budget" + (found.confirmed ? ", confirmed by a step" : "") + ")");
   return found.max_batch;
+}
+
+// checkpoint auto: on only when the batch would not fit the memory budget without it (two
+// measured steps at small batches give the line; a chosen batch size fits by construction).
+bool chooseCheckpointing(const TrainOptions& options, const TrainPlan& plan, const TrainResult& result,
+                         Progress& progress) {
+  if (options.checkpoint != "auto" || plan.spec.checkpoint) return plan.spec.checkpoint;
+  if (result.batch_size_probed) {
+    progress.log("checkpointing off (automatic: the batch size was chosen to fit without it)");
+    return false;
+  }
+  BatchProbeOptions probe = probeOptions(options, plan, result);
+  probe.confirm = false;
+  probe.max_batch = 2 * result.batch_size;  // far enough to decide, and no large step measured
+  SubProgress probe_progress(progress, 0.0, 0.0);
+  const BatchProbeResult found = probeMaxBatch(probe, probe_progress);
+  const double need_mib = (found.fixed_bytes + found.bytes_per_sample * result.batch_size) / (1024.0 * 1024.0);
+  const bool on = found.max_batch < result.batch_size;
+  progress.log(std::string(on ? "checkpointing on" : "checkpointing off") + " (automatic: a batch of " +
+               std::to_string(result.batch_size) + " needs about " + fixed(need_mib, 0) + " MiB without it, " +
+               (on ? "more than" : "within") + " the budget of " + fixed(probe.budget_mib, 0) + " MiB)");
+  return on;
 }
 
 // The loaders' options: training (shuffled, augmented) or validation.
@@ -678,8 +706,13 @@ TrainResult train(const TrainOptions& options, Progress& progress) {
     loss = lossOptions(options, plan, progress);
     result.batch_size = chooseBatchSize(options, plan, resumed.get(), result, progress);
   });
-  // Each rank probed its own memory: the smallest batch fits them all.
+  // Each rank probed its own memory: the smallest batch fits them all, and checkpointing
+  // where any rank needs it.
   result.batch_size = int(ranks.minimum(result.batch_size));
+  ranks.together([&] { plan.spec.checkpoint = chooseCheckpointing(options, plan, result, progress); });
+  plan.spec.checkpoint = ranks.minimum(plan.spec.checkpoint ? 0 : 1) == 0;
+  model->setCheckpointing(plan.spec.checkpoint);
+  result.checkpointing = plan.spec.checkpoint;
   BatchLoader train_loader(loaderOptions(options, plan, mean, stdev, result, true));
   BatchLoader val_loader(loaderOptions(options, plan, mean, stdev, result, false));
   const ModelInfo info = describeModel(options, plan, mean, stdev, result);

@@ -27,7 +27,9 @@ struct TrainOptions {
 
   // The model (global.model_name and models.<name>.*).
   std::string model = "unetsmall";
-  bool checkpoint = false;  // gradient checkpointing on top of what the name implies
+  // Gradient checkpointing on top of what the name implies: true, false, or auto (on only
+  // when the batch would not fit the memory budget without it; off with batch_size auto).
+  std::string checkpoint = "auto";
   bool dropout = false;
   double dropout_probability = 0.5;
   std::string pretrained;   // GeoDL model file, torch.save'd state dict, or VGG11 (ternausnet)

@@ -117,8 +117,15 @@ OptionTable<O> optimizationOptions() {
           .describe(GEODL_TR("Class weights"),
                     GEODL_TR("false: every class weighs the same; auto: inverse class frequency in the training "
                              "samples, to help rare classes; or a list with one weight per class.")),
-      checkpointOption(option("checkpoint", &O::checkpoint).config("training.checkpoint", {"models.*.checkpoint"}),
-                       true),
+      option("checkpoint", &O::checkpoint)
+          // false and true first: a boolean of an older model (0, 1) picks the same in QGIS.
+          .oneOf({{"false", GEODL_TR("Off")}, {"true", GEODL_TR("On")},
+                  {"auto", GEODL_TR("Automatic (on when the batch needs it)")}})
+          .bareFlag("true").config("training.checkpoint", {"models.*.checkpoint"}).cli("checkpoint")
+          .qgis("CHECKPOINT", true)
+          .describe(checkpointTexts().label,
+                    GEODL_TR("Recompute activations in backward: about three times the batch for some 25% more "
+                             "time. auto: on only when the batch would not fit the memory budget without it.")),
       option("dropout", &O::dropout)
           .config("models.*.dropout").cli("dropout").qgis("DROPOUT", true)
           .describe(GEODL_TR("Dropout"), GEODL_TR("Dropout in the UNets' blocks.")),

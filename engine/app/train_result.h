@@ -31,6 +31,7 @@ struct TrainResult {
   int batch_size = 0;              // per rank
   int world_size = 1;              // processes training together (global batch: batch_size x world_size)
   bool batch_size_probed = false;
+  bool checkpointing = false;      // gradient checkpointing (asked, implied by the model, or automatic)
   int64_t train_samples = 0, val_samples = 0;
   int64_t seed = 0;
   int first_epoch = 1;  // > 1 after --resume

@@ -39,6 +39,9 @@ void OptionFlags::add(CLI::App* command, const OptionInfo& info, const std::stri
     flag.option = command->add_flag(name)->description(help);
   } else if (info.type == OptionType::List) {
     flag.option = command->add_option(name, flag.list, help)->delimiter(',');
+  } else if (!info.bare_value.empty()) {
+    // A choice that was a plain flag before (--checkpoint): the flag alone still means it.
+    flag.option = command->add_option(name, flag.text, help)->expected(0, 1)->type_name(typeName(info));
   } else if (info.type != OptionType::Int && info.type != OptionType::Number) {
     // Choices and paths are checked when applied: a wrong name is bad input (exit code 3).
     flag.option = command->add_option(name, flag.text, help)->type_name(typeName(info));
@@ -74,7 +77,7 @@ OptionValues OptionFlags::values() const {
       v.items = f.list;
       v.list = true;
     } else {
-      v.items = {f.text};
+      v.items = {f.text.empty() && !f.info->bare_value.empty() ? f.info->bare_value : f.text};
     }
     values[f.info->name] = v;
   }

@@ -212,7 +212,7 @@ TEST(Classify, OneWindowEqualsWholeImageAndBlendedTilesAgreeWithIt) {
 
 // Large windows keep quality: against whole-image inference (one window over a 1024^2
 // raster), windows of 256 px with the automatic overlap agree on at least 99.9% of the
-// pixels; the defaults take one window here, and a tight memory budget smaller ones.
+// pixels, and so do the defaults (512 px windows); a tight memory budget takes smaller ones.
 TEST(Classify, LargeWindowsAgreeWithWholeImageInference) {
   TempDir dir;
   const std::string input = scene(dir, "big.tif", 1024, 1024);
@@ -239,12 +239,16 @@ TEST(Classify, LargeWindowsAgreeWithWholeImageInference) {
   automatic.window = 0;
   automatic.overlap = -1;
   const ClassifyResult d = classify(automatic, progress);
-  EXPECT_EQ(d.window, 1024);  // the raster needs no more, and the budget allows it
-  EXPECT_TRUE(readAll(automatic.output).values == a.values);
+  EXPECT_EQ(d.window, 512);  // the largest automatic window: the budget allows it
+  EXPECT_EQ(d.overlap, 32);
+  const Raster c = readAll(automatic.output);
+  same = 0;
+  for (size_t i = 0; i < a.values[0].size(); ++i) same += a.values[0][i] == c.values[0][i];
+  EXPECT_GE(double(same) / double(a.values[0].size()), 0.999);
   automatic.output = dir.path("tight.tif");
   automatic.memory_budget_mib = 48;
   const ClassifyResult tight = classify(automatic, progress);
-  EXPECT_LT(tight.window, 1024);
+  EXPECT_LT(tight.window, 512);
   EXPECT_GE(tight.window, 32);
   EXPECT_EQ(tight.window % 32, 0);
 }

@@ -130,11 +130,11 @@ TEST_F(TrainTest, Bf16TrainingLearnsAsFp32Does) {
   NullProgress progress;
   TrainOptions o = options("fp32");
   o.epochs = 4;
-  o.checkpoint = true;
+  o.checkpoint = "true";
   const TrainResult fp32 = train(o, progress);
   o = options("bf16");
   o.epochs = 4;
-  o.checkpoint = true;
+  o.checkpoint = "true";
   o.precision = "bf16";
   const TrainResult bf16 = train(o, progress);
   EXPECT_EQ(bf16.precision, "bf16");
@@ -145,6 +145,50 @@ TEST_F(TrainTest, Bf16TrainingLearnsAsFp32Does) {
   EXPECT_NE(bf16.epochs.back().train_loss, fp32.epochs.back().train_loss);  // bfloat16 it was
   auto model = loadModelFile(bf16.model_path).model;
   for (const auto& p : model->parameters()) EXPECT_EQ(p.scalar_type(), torch::kFloat);
+}
+
+// checkpoint auto (the default): off when the batch fits the memory budget without it, on
+// when it would not (and the log says why); off with batch size auto; true and false force it.
+TEST_F(TrainTest, CheckpointingSwitchesOnOnlyWhenTheBatchNeedsIt) {
+  struct Log : Progress {
+    void report(double, const std::string&) override {}
+    bool cancelled() const override { return false; }
+    void log(const std::string& m) override { lines += m + "\n"; }
+    std::string lines;
+  };
+  TrainOptions o = options("roomy");
+  o.epochs = 1;
+  o.batch_size = 16;
+  EXPECT_EQ(o.checkpoint, "auto");
+  o.memory_budget_mib = 4096;
+  Log roomy;
+  EXPECT_FALSE(train(o, roomy).checkpointing);
+  EXPECT_NE(roomy.lines.find("checkpointing off (automatic: a batch of 16 needs about"), std::string::npos)
+      << roomy.lines;
+  // unetsmall at 32 px: about 4 MiB per sample plain and under 2 checkpointed, plus ~30 fixed.
+  o = options("tight");
+  o.epochs = 1;
+  o.batch_size = 16;
+  o.memory_budget_mib = 64;
+  Log tight;
+  const TrainResult on = train(o, tight);
+  EXPECT_TRUE(on.checkpointing);
+  EXPECT_NE(tight.lines.find("checkpointing on (automatic: a batch of 16 needs about"), std::string::npos)
+      << tight.lines;
+  EXPECT_NE(tight.lines.find(", checkpointing)"), std::string::npos) << tight.lines;  // the start line
+  o.output_folder = dir_.path("forced_off");
+  o.checkpoint = "false";
+  EXPECT_FALSE(train(o, roomy).checkpointing);
+  o.output_folder = dir_.path("forced_on");
+  o.checkpoint = "true";
+  o.memory_budget_mib = 4096;
+  EXPECT_TRUE(train(o, roomy).checkpointing);
+  o.output_folder = dir_.path("probed");
+  o.checkpoint = "auto";
+  o.batch_size = 0;
+  Log probed;
+  EXPECT_FALSE(train(o, probed).checkpointing);
+  EXPECT_NE(probed.lines.find("checkpointing off (automatic: the batch size was chosen"), std::string::npos);
 }
 
 TEST_F(TrainTest, StoppedRunResumesToTheSameWeightsAsOneRun) {

@@ -136,7 +136,7 @@ TEST(TrainConfig, TheSeedConfigBecomesTrainingOptions) {
   EXPECT_FALSE(o.dropout);  // from unet's anchor, merged into unetsmall
   EXPECT_DOUBLE_EQ(o.dropout_probability, 0.2);
   EXPECT_TRUE(o.pretrained.empty());  // pretrained: False
-  EXPECT_FALSE(o.checkpoint);
+  EXPECT_EQ(o.checkpoint, "auto");  // not in the seed config: the default
 }
 
 TEST(TrainConfig, GeoDLKeysAndTheirVariants) {

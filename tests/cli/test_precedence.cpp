@@ -117,6 +117,16 @@ TEST(Precedence, TrainDefaultsThenConfigThenCommandLine) {
   EXPECT_EQ(other.pretrained, dir.path("cfg/w/start.pt"));
   EXPECT_EQ(other.batch_size, 0);
   EXPECT_EQ(other.output_folder, dir.path("cfg/data/model"));  // no output_path: beside the samples
+  // checkpoint: auto by default; --checkpoint alone is true, as when it was a plain flag;
+  // any YAML boolean spelling is accepted.
+  EXPECT_EQ(other.checkpoint, "auto");
+  EXPECT_EQ(fromCommandLine(trainOptionTable(), config, {"--checkpoint"}).checkpoint, "true");
+  EXPECT_EQ(fromCommandLine(trainOptionTable(), config, {"--checkpoint", "--epochs", "3"}).checkpoint, "true");
+  EXPECT_EQ(fromCommandLine(trainOptionTable(), config, {"--checkpoint", "false"}).checkpoint, "false");
+  const auto yes = write(dir, "cfg/yes.yaml", "training:\n  checkpoint: True\n");
+  EXPECT_EQ(fromCommandLine(trainOptionTable(), yes, {}).checkpoint, "true");
+  const auto off = write(dir, "cfg/off.yaml", "models:\n  unetsmall:\n    checkpoint: no\n");
+  EXPECT_EQ(fromCommandLine(trainOptionTable(), off, {}).checkpoint, "false");
 }
 
 TEST(Precedence, ClassifyDefaultsThenConfigThenCommandLine) {
