@@ -27,6 +27,13 @@ QgsProcessingParameterDefinition *geodlParameterFor( const geodl::OptionInfo &in
       return new QgsProcessingParameterNumber( name, label, QgsProcessingParameterNumber::Double, def.toDouble(), false, min, max );
     case geodl::OptionType::Choice:
     {
+      if ( !info.bare_value.empty() )
+      {
+        // A choice that was a checkbox (CHECKPOINT: false, true, auto) stays one, optional:
+        // models saved with its booleans keep working, and left unset it takes the default.
+        QgsProcessingParameterBoolean *box = new QgsProcessingParameterBoolean( name, label, QVariant(), true );
+        return box;
+      }
       QStringList labels;
       int index = 0;
       const auto choices = info.choices();
@@ -80,6 +87,11 @@ bool geodlParameterValue( const QgsProcessingAlgorithm &algorithm, const geodl::
       break;
     case geodl::OptionType::Choice:
     {
+      if ( definition->type() == QgsProcessingParameterBoolean::typeName() )
+      {
+        text = QgsProcessingParameters::parameterAsBool( definition, parameters, context ) ? QStringLiteral( "true" ) : QStringLiteral( "false" );
+        break;
+      }
       const auto choices = info.choices();
       const int index = QgsProcessingParameters::parameterAsEnum( definition, parameters, context );
       if ( index < 0 || index >= static_cast<int>( choices.size() ) )

@@ -337,8 +337,8 @@ void checkRuns(const std::vector<ClassifyOptions>& runs) {
 
 // A run's result as the ranks exchange it (the classes are the model's, the same everywhere).
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ClassifyResult, output, probabilities, width, height, windows, windows_computed,
-                                   batch_size, window, overlap, computed_ratio, precision, class_pixels, nodata_pixels, polygons, polygons_dropped,
-                                   warnings)
+                                   batch_size, window, overlap, computed_ratio, precision, class_pixels,
+                                   nodata_pixels, polygons, polygons_dropped, warnings)
 
 namespace {
 

@@ -118,7 +118,7 @@ OptionTable<O> optimizationOptions() {
                     GEODL_TR("false: every class weighs the same; auto: inverse class frequency in the training "
                              "samples, to help rare classes; or a list with one weight per class.")),
       option("checkpoint", &O::checkpoint)
-          // false and true first: a boolean of an older model (0, 1) picks the same in QGIS.
+          // In QGIS a checkbox (optional; unset: auto), as before: older models keep their values.
           .oneOf({{"false", GEODL_TR("Off")}, {"true", GEODL_TR("On")},
                   {"auto", GEODL_TR("Automatic (on when the batch needs it)")}})
           .bareFlag("true").config("training.checkpoint", {"models.*.checkpoint"}).cli("checkpoint")
