@@ -355,6 +355,12 @@ struct RunPlan {
   std::vector<std::string> warnings;
 };
 
+// Pixels computed by `computed` of the job's windows per pixel of its extent.
+double computedRatio(const TileJob& job, int64_t computed) {
+  const PixelRect& a = job.area;
+  return computedPerOutputPixel(job.plan, computed, int64_t(a.x1 - a.x0) * (a.y1 - a.y0));
+}
+
 // The windows of `window` pixels and which of them to compute (extent, mask).
 void planWindows(const ClassifyOptions& o, int window, RunPlan& run) {
   const io::RasterInfo& ri = run.reader->info();
@@ -464,9 +470,7 @@ ClassifyResult classifyShared(const ClassifyOptions& o, DataParallel& ranks, Pro
     const int64_t planned = windowsOf(job, 0, int(job.row_windows.size()));
     std::ostringstream line;
     line << planned << " windows of " << job.plan.window << " px overlapping by " << job.plan.overlap << " px: "
-         << std::fixed << std::setprecision(2)
-         << computedPerOutputPixel(job.plan, planned, int64_t(job.area.x1 - job.area.x0) * (job.area.y1 - job.area.y0))
-         << " pixels computed per output pixel";
+         << std::fixed << std::setprecision(2) << computedRatio(job, planned) << " pixels computed per output pixel";
     progress.log(line.str());
   }
   ranks.checkSameRun(runDescription(o, ri, job), "classify another job");
@@ -549,9 +553,7 @@ ClassifyResult classifyShared(const ClassifyOptions& o, DataParallel& ranks, Pro
   result.batch_size = job.batch_size;
   result.window = job.plan.window;
   result.overlap = job.plan.overlap;
-  const PixelRect& area = job.area;
-  result.computed_ratio = computedPerOutputPixel(job.plan, result.windows_computed,
-                                                 int64_t(area.x1 - area.x0) * (area.y1 - area.y0));
+  result.computed_ratio = computedRatio(job, result.windows_computed);
   result.precision = run.precision;
   result.classes = info.classes;
   result.class_pixels.assign(counts.begin(), counts.begin() + job.classes);
