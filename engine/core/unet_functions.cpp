@@ -306,8 +306,8 @@ struct UnitRecompute {
   double count = 0;  // the pixels of the (all ranks') batch, for sync_batchnorm
 };
 
-// `input`: the unit's input's sizes and type. Under autocast the padding ran in float (it is
-// on autocast's float list) on the input cast up: its gradient is taken in float and cast back.
+// `input`: the unit's input's sizes and type, which the gradient of its padding returns in
+// (float input is padded in float, bfloat16 in bfloat16: see unet_ops::pad).
 struct InputShape {
   std::vector<int64_t> sizes;
   at::ScalarType type = at::kFloat;
