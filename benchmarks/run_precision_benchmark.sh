@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Classification at the machine's limit, side by side in one run on a generated 3-band scene
-# of SIZE x SIZE pixels (default 3000), unetsmall, batch 4, all cores:
-#   - GeoDL as it was by default (window 256, overlap 25%, fp32);
+# of SIZE x SIZE pixels (default 3000), unetsmall, all cores:
+#   - GeoDL as it was by default (window 256, overlap 25%, batch 4, fp32);
 #   - GeoDL's defaults (window and overlap automatic: windows as large as the memory budget
-#     allows, up to 1024 px, overlapping by 64 px), in fp32 and in bf16;
+#     allows, up to 512 px, overlapping by 64 px; the default batch), in fp32 and in bf16;
 #   - the PyTorch reference (python3-torch, the same LibTorch) in its best configuration:
 #     window 256 at 25% as geo-deep-learning, and 1024 px windows overlapping by 64 px,
-#     channels last, fp32 and bf16 autocast.
+#     channels last, fp32 and bf16 autocast, batch 4.
 # Prints the CPU and its bf16 instructions, Mpx/s, the pixels computed per output pixel, the
 # achieved GFLOP/s (unetsmall: about 18.4 GFLOP per 256 px window, in proportion to a
 # window's pixels), peak resident memory, the pixels that keep their class, and, from a 3x3
@@ -32,17 +32,19 @@ cd "$work"
 threads=$(nproc)
 flags=$(grep -m1 '^flags' /proc/cpuinfo | grep -o 'amx_bf16\|avx512_bf16' | sort -u | tr '\n' ' ')
 echo "== $threads cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); bf16 instructions: ${flags:-none}"
-echo "== unetsmall, batch 4, ${size} x ${size} scene"
+echo "== unetsmall, ${size} x ${size} scene; batch 4 before and in the reference, the default batch at the defaults"
 model=$(speed_model "$geodl" "${3:-}")
 "$geodl" make-scene scene --size "$size" --seed 7 > /dev/null
 precisions="fp32"
 [ -n "$flags" ] && precisions="fp32 bf16"
-settings=("before fp32 256 25")
-for p in $precisions; do settings+=("defaults $p 0 -1"); done
-geodl_run() {  # NAME PRECISION WINDOW OVERLAP INPUT MODEL: seconds, peak KiB, windows, window, overlap, ratio
-  local name=$1 p=$2 window=$3 overlap=$4 input=$5 m=$6
+settings=("before fp32 256 25 4")
+for p in $precisions; do settings+=("defaults $p 0 -1 -"); done
+geodl_run() {  # NAME PRECISION WINDOW OVERLAP BATCH(- default) INPUT MODEL: seconds, peak KiB, windows, window, overlap, ratio
+  local name=$1 p=$2 window=$3 overlap=$4 batch=$5 input=$6 m=$7
+  local batch_flag=()
+  [ "$batch" = - ] || batch_flag=(--batch-size "$batch")
   /usr/bin/time -f "%e %M" -o "$name.time" "$geodl" classify --input "$input" --model "$m" --window "$window" \
-    --overlap "$overlap" --batch-size 4 --threads "$threads" --precision "$p" --output "$name/c.tif" > "$name.log" 2>&1 ||
+    --overlap "$overlap" "${batch_flag[@]}" --threads "$threads" --precision "$p" --output "$name/c.tif" > "$name.log" 2>&1 ||
     { cat "$name.log"; exit 1; }
   read -r seconds kib < "$name.time"
   local summary
@@ -51,8 +53,8 @@ geodl_run() {  # NAME PRECISION WINDOW OVERLAP INPUT MODEL: seconds, peak KiB, w
 }
 rows=()
 for s in "${settings[@]}"; do
-  read -r label p window overlap <<< "$s"
-  read -r sec kib windows win ov ratio < <(geodl_run "$label-$p" "$p" "$window" "$overlap" scene/scene_trn.tif "$model")
+  read -r label p window overlap batch <<< "$s"
+  read -r sec kib windows win ov ratio < <(geodl_run "$label-$p" "$p" "$window" "$overlap" "$batch" scene/scene_trn.tif "$model")
   rows+=("GeoDL $label|$p|$win|$ov|$sec|$kib|$windows|$ratio")
 done
 for p in $precisions; do
@@ -109,8 +111,8 @@ if [ -n "$quality_model" ] && [ -d "$data" ]; then
   echo
   echo "Massachusetts validation image, the building IoU of each GeoDL setting ($quality_model):"
   for s in "${settings[@]}"; do
-    read -r label p window overlap <<< "$s"
-    geodl_run "mass-$label-$p" "$p" "$window" "$overlap" "$data/23429155_15.tif" "$quality_model" > /dev/null
+    read -r label p window overlap batch <<< "$s"
+    geodl_run "mass-$label-$p" "$p" "$window" "$overlap" "$batch" "$data/23429155_15.tif" "$quality_model" > /dev/null
     iou=$("$geodl" -q evaluate "mass-$label-$p/c.tif" "$data/massachusetts_buildings.gpkg" --field class |
           awk '$1 == "1" || $1 == "building" {print $2}')
     echo "  $label $p: building IoU $iou"

@@ -22,7 +22,7 @@ struct ClassifyOptions {
   bool probabilities_float = false;  // Float32 0-1 instead of Byte 0-255
   int window = 0;             // inference.chunk_size; 0: automatic (chooseWindow)
   double overlap = -1;        // inference.overlap: percent of the window; -1: automaticOverlap
-  int batch_size = 4;         // windows per forward pass; 0: as many as fit memory_budget_mib
+  int batch_size = 2;         // windows per forward pass; 0: as many as fit memory_budget_mib
   double memory_budget_mib = 0;  // for batch_size 0; 0: half the free RAM, or 90% of the GPU's
   bool tta = false;           // average the 8 flips and quarter turns
   bool cog = false;           // Cloud Optimized GeoTIFF outputs

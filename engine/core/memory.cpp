@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <sys/mman.h>
 #include <sstream>
 #include <map>
 #include <vector>
@@ -34,19 +35,44 @@ std::atomic<size_t> g_refused{0};  // size of the last allocation the budget ref
 // windows allocates the same sizes again and again, and returning them to the system
 // makes every new one page-fault its way in (a quarter of the time on this machine).
 constexpr size_t kCacheMinBlock = size_t(256) << 10;  // smaller ones come from malloc's bins
-std::atomic<size_t> g_cache_limit{size_t(2) << 30};
+constexpr size_t kCacheLimit = size_t(2) << 30;  // at most, whatever the job's peak
 std::mutex g_cache_mutex;
 std::multimap<size_t, void*> g_cache;  // block size -> raw blocks
 size_t g_cached = 0;
+// The most bytes LibTorch has held at once since the cache was last released (the job's
+// own peak): the cache is sized to it, see takeCached.
+std::atomic<size_t> g_high_water{0};
+std::atomic<size_t> g_live_blocks{0};  // the sizes of the large blocks in use
+std::atomic<double> g_cache_slack{0.125};  // the job's footprint beyond its high water
 
-// The smallest cached block of at least `total` bytes and at most a third more (a smaller
-// last batch reuses the full batches' blocks instead of caching its own); its size in
-// *block_size.
-void* takeCached(size_t total, size_t* block_size) {
-  if (total < kCacheMinBlock) return nullptr;
-  std::lock_guard<std::mutex> lock(g_cache_mutex);
+// Large blocks are mapped from the system directly rather than through malloc: glibc raises
+// its mmap threshold each time a mapped block is freed (up to 32 MiB), after which blocks of
+// that size come from its heap, where freeing them rarely returns memory (some 250 MiB of a
+// training run's resident set). Unmapping returns the memory when the cache lets a block go.
+// (Transparent huge pages were tried: training ran slower in more memory.)
+void* mapBlock(size_t total) {
+  void* raw = mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return raw == MAP_FAILED ? nullptr : raw;
+}
+
+void freeBlock(void* raw, size_t total) {
+  if (total >= kCacheMinBlock) {
+    munmap(raw, total);
+  } else {
+    std::free(raw);
+  }
+}
+
+// The smallest cached block of at least `total` bytes that may serve it (caller holds the
+// lock): at most a third larger, so that a smaller last batch reuses the full batches'
+// blocks without small requests tying up large ones; or any larger one when `any_size`.
+std::multimap<size_t, void*>::iterator fittingBlock(size_t total, bool any_size) {
   auto it = g_cache.lower_bound(total);
-  if (it == g_cache.end() || it->first > total + total / 3) return nullptr;
+  if (it == g_cache.end() || (!any_size && it->first > total + total / 3)) return g_cache.end();
+  return it;
+}
+
+void* takeBlock(std::multimap<size_t, void*>::iterator it, size_t* block_size) {
   void* raw = it->second;
   *block_size = it->first;
   g_cached -= it->first;
@@ -54,10 +80,38 @@ void* takeCached(size_t total, size_t* block_size) {
   return raw;
 }
 
+// A cached block for `total` bytes, or nullptr when a fresh one is to be allocated; the
+// block's size in *total. The cache is sized to the job: the large blocks in use and cached
+// together stay within the job's high water (its own peak) and a slack set by the job, so
+// the cache never holds much more than the job uses at its peak. When a fresh block would
+// go beyond that, cached blocks are freed: the smallest that covers the excess first, else
+// the largest. A step's freed activations are then reused by the next
+// step, and sizes that do not come back (a smaller last batch, validation's shapes) give
+// their memory back instead of piling up beside the peak.
+void* takeCached(size_t* total) {
+  if (*total < kCacheMinBlock) return nullptr;
+  std::lock_guard<std::mutex> lock(g_cache_mutex);
+  auto it = fittingBlock(*total, false);
+  if (it != g_cache.end()) return takeBlock(it, total);
+  const size_t high_water = g_high_water.load(std::memory_order_relaxed);
+  const size_t limit =
+      high_water + size_t(double(high_water) * g_cache_slack.load(std::memory_order_relaxed));
+  const size_t live = g_live_blocks.load(std::memory_order_relaxed);
+  if (live + *total + g_cached <= limit) return nullptr;
+  while (!g_cache.empty() && live + *total + g_cached > limit) {
+    it = g_cache.lower_bound(live + *total + g_cached - limit);
+    if (it == g_cache.end()) it = std::prev(g_cache.end());
+    size_t size = 0;
+    void* raw = takeBlock(it, &size);
+    freeBlock(raw, size);
+  }
+  return nullptr;
+}
+
 bool keepCached(void* raw, size_t total) {
   if (total < kCacheMinBlock) return false;
   std::lock_guard<std::mutex> lock(g_cache_mutex);
-  if (g_cached + total > g_cache_limit.load(std::memory_order_relaxed)) return false;
+  if (g_cached + total > kCacheLimit) return false;
   g_cache.emplace(total, raw);
   g_cached += total;
   return true;
@@ -67,10 +121,15 @@ size_t blockTotal(size_t nbytes) {
   return ((nbytes + kHeader + kAlignment - 1) / kAlignment) * kAlignment;
 }
 
-void updatePeak(size_t now) {
-  size_t peak = g_peak.load(std::memory_order_relaxed);
-  while (now > peak && !g_peak.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+void raiseTo(std::atomic<size_t>& peak_value, size_t now) {
+  size_t peak = peak_value.load(std::memory_order_relaxed);
+  while (now > peak && !peak_value.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
   }
+}
+
+void updatePeak(size_t now) {
+  raiseTo(g_peak, now);
+  raiseTo(g_high_water, now);
 }
 
 // Each block carries its size in a header in front of the data, so the raw deleter
@@ -90,12 +149,18 @@ class CountingCpuAllocator final : public c10::Allocator {
     }
     updatePeak(now);
     size_t total = blockTotal(nbytes);
-    void* raw = takeCached(total, &total);
-    if (raw == nullptr && (posix_memalign(&raw, kAlignment, total) != 0 || raw == nullptr)) {
+    void* raw = takeCached(&total);
+    if (raw == nullptr && total >= kCacheMinBlock) {
+      raw = mapBlock(total);
+    } else if (raw == nullptr && posix_memalign(&raw, kAlignment, total) != 0) {
+      raw = nullptr;
+    }
+    if (raw == nullptr) {
       g_current.fetch_sub(nbytes, std::memory_order_relaxed);
       TORCH_CHECK_WITH(OutOfMemoryError, false, "out of CPU memory allocating ", nbytes,
                        " bytes");
     }
+    if (total >= kCacheMinBlock) g_live_blocks.fetch_add(total, std::memory_order_relaxed);
     static_cast<size_t*>(raw)[0] = nbytes;  // counted
     static_cast<size_t*>(raw)[1] = total;   // the block's real size (may be larger)
     void* data = static_cast<char*>(raw) + kHeader;
@@ -116,7 +181,9 @@ class CountingCpuAllocator final : public c10::Allocator {
     void* raw = static_cast<char*>(data) - kHeader;
     const size_t nbytes = static_cast<size_t*>(raw)[0];
     g_current.fetch_sub(nbytes, std::memory_order_relaxed);
-    if (!keepCached(raw, static_cast<size_t*>(raw)[1])) std::free(raw);
+    const size_t total = static_cast<size_t*>(raw)[1];
+    if (total >= kCacheMinBlock) g_live_blocks.fetch_sub(total, std::memory_order_relaxed);
+    if (!keepCached(raw, total)) freeBlock(raw, total);
   }
 };
 
@@ -137,9 +204,10 @@ int cudaIndex(const std::string& device) {
 
 void releaseCachedCpuMemory() {
   std::lock_guard<std::mutex> lock(g_cache_mutex);
-  for (auto& [total, raw] : g_cache) std::free(raw);
+  for (auto& [total, raw] : g_cache) freeBlock(raw, total);
   g_cache.clear();
   g_cached = 0;
+  g_high_water.store(g_current.load(std::memory_order_relaxed), std::memory_order_relaxed);
 }
 
 size_t cachedCpuBytes() {
@@ -147,7 +215,7 @@ size_t cachedCpuBytes() {
   return g_cached;
 }
 
-void setCpuCacheLimit(size_t bytes) { g_cache_limit.store(bytes, std::memory_order_relaxed); }
+void setCpuCacheSlack(double fraction) { g_cache_slack.store(fraction, std::memory_order_relaxed); }
 
 void installCountingCpuAllocator() {
   static std::once_flag once;

@@ -35,17 +35,26 @@ class MemoryMeter {
 // Installs the counting CPU allocator into LibTorch (once per process; idempotent).
 void installCountingCpuAllocator();
 
-// The allocator keeps freed blocks of 256 KiB and more for reuse (up to a limit, 2 GiB by
-// default): repeated steps then reuse memory instead of faulting fresh pages in. Jobs
-// release the cache when they end (QGIS must get its memory back).
+// The allocator keeps freed blocks of 256 KiB and more for reuse: repeated steps then reuse
+// memory instead of faulting fresh pages in. The cache is sized to the job: the blocks in
+// use and cached together stay within the most the job has used at once (its high water,
+// since the cache was last released) plus `fraction` of it (at most 2 GiB cached). The
+// cache keeps one block per size, so a job whose sizes vary within a step (classification)
+// needs more slack than one whose steps repeat (training) to reuse instead of re-faulting.
+// Jobs release the cache when they end (QGIS must get its memory back).
 void releaseCachedCpuMemory();
 size_t cachedCpuBytes();
-void setCpuCacheLimit(size_t bytes);
+void setCpuCacheSlack(double fraction);
 
-// Installs the allocator for a job's lifetime and releases its cache at the end.
+// Installs the allocator for a job's lifetime with the cache's slack (see setCpuCacheSlack)
+// and releases its cache at the end.
 class CpuMemoryScope {
  public:
-  CpuMemoryScope() { installCountingCpuAllocator(); }
+  explicit CpuMemoryScope(double cache_slack) {
+    installCountingCpuAllocator();
+    releaseCachedCpuMemory();
+    setCpuCacheSlack(cache_slack);
+  }
   ~CpuMemoryScope() { releaseCachedCpuMemory(); }
   CpuMemoryScope(const CpuMemoryScope&) = delete;
   CpuMemoryScope& operator=(const CpuMemoryScope&) = delete;

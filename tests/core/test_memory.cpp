@@ -61,7 +61,7 @@ namespace geodl {
 namespace {
 
 TEST(MemoryCache, FreedLargeBlocksAreReusedAndReleased) {
-  CpuMemoryScope scope;
+  CpuMemoryScope scope(0.125);
   releaseCachedCpuMemory();
   void* first = nullptr;
   {
@@ -82,6 +82,33 @@ TEST(MemoryCache, FreedLargeBlocksAreReusedAndReleased) {
   // Small blocks go straight back to malloc.
   { auto small = torch::empty({16}); }
   EXPECT_EQ(cachedCpuBytes(), 0u);
+}
+
+// The cache is sized to the job: blocks in use and cached together stay within the job's
+// peak and its slack, so sizes that do not come back give their memory back.
+TEST(MemoryCache, BlocksInUseAndCachedStayWithinTheJobsPeak) {
+  constexpr int64_t kMiB = (1 << 20) / 4;  // floats
+  CpuMemoryScope scope(0.125);
+  {
+    auto a = torch::empty({32 * kMiB});
+    auto b = torch::empty({32 * kMiB});  // the job's peak: 64 MiB
+  }
+  EXPECT_GE(cachedCpuBytes(), size_t(64) << 20);
+  {
+    // 16 MiB fits neither cached block (twice its size): a fresh one, for which one of the
+    // 32 MiB blocks goes, so that 16 + 64 stays within 64 MiB and an eighth.
+    auto c = torch::empty({16 * kMiB});
+    EXPECT_GE(cachedCpuBytes(), size_t(32) << 20);
+    EXPECT_LT(cachedCpuBytes(), size_t(33) << 20);  // the 32 MiB block and its header
+  }
+  {
+    // 64 MiB: a new peak, beside which nothing stays cached.
+    auto d = torch::empty({64 * kMiB});
+    EXPECT_EQ(cachedCpuBytes(), 0u);
+  }
+  // The next job starts from its own peak: what the last one cached is released.
+  EXPECT_GE(cachedCpuBytes(), size_t(64) << 20);
+  { CpuMemoryScope next(0.125); EXPECT_EQ(cachedCpuBytes(), 0u); }
 }
 
 }  // namespace
