@@ -52,6 +52,26 @@ TEST(TernausNet, CheckpointedBf16AutocastGradientsEqualThePlainModels) {
   EXPECT_GT(test::relativeError(r.plain.grads[0].second, r.plain_fp32.grads[0].second), 1e-5);
 }
 
+// Inference on the CPU takes the lean path (ReLUs in place, skips let go early): the same
+// logits as the plain ops (eval mode with autograd on), on square and oblong windows.
+TEST(TernausNet, LeanInferenceEqualsThePlainOps) {
+  torch::manual_seed(4);
+  auto model = ternaus(4, false);
+  model->eval();
+  for (auto size : {std::pair<int64_t, int64_t>{64, 64}, {32, 96}}) {
+    const auto x = torch::randn({2, 4, size.first, size.second});
+    const torch::Tensor plain = model->forward(x).detach();  // autograd on: the plain ops
+    torch::Tensor fast;
+    {
+      torch::NoGradGuard no_grad;
+      fast = model->forward(x);
+    }
+    EXPECT_TRUE(fast.is_contiguous());
+    EXPECT_EQ(fast.sizes(), plain.sizes());
+    EXPECT_LT(test::relativeError(fast, plain), 1e-5);
+  }
+}
+
 TEST(TernausNet, TransposedConvolutionAsConvolutionEqualsLibTorchs) {
   torch::manual_seed(4);
   torch::nn::ConvTranspose2d t(
