@@ -257,8 +257,8 @@ Report: %2</source>
 Rapport : %2</translation>
     </message>
     <message>
-        <source>Trains a semantic-segmentation network on the sample stores that &quot;Create training samples&quot; wrote, with Adam and a step learning-rate schedule, validating after each epoch. The best model is kept (by validation loss or mean IoU), with a checkpoint of the last epoch beside it.</source>
-        <translation>Entraîne un réseau de segmentation sémantique sur les fichiers d&apos;échantillons écrits par « Créer des échantillons d&apos;entraînement », avec Adam et un taux d&apos;apprentissage décroissant par paliers, en validant après chaque époque. Le meilleur modèle est conservé (selon la perte de validation ou l&apos;IoU moyenne), avec à côté un point de reprise de la dernière époque.</translation>
+        <source>Trains a semantic-segmentation network on the sample stores that &quot;Create training samples&quot; wrote, with the loss, optimizer and learning-rate schedule chosen (cross-entropy, Adam and a step schedule by default), validating after each epoch. The best model is kept (by validation loss or mean IoU), with a checkpoint of the last epoch beside it.</source>
+        <translation>Entraîne un réseau de segmentation sémantique sur les fichiers d&apos;échantillons écrits par « Créer des échantillons d&apos;entraînement », avec la perte, l&apos;optimiseur et le programme du taux d&apos;apprentissage choisis (par défaut l&apos;entropie croisée, Adam et des paliers), en validant après chaque époque. Le meilleur modèle est conservé (selon la perte de validation ou l&apos;IoU moyenne), avec à côté un point de reprise de la dernière époque.</translation>
     </message>
 </context>
 <context>
@@ -699,32 +699,16 @@ Rapport : %2</translation>
         <translation>Taux d&apos;apprentissage</translation>
     </message>
     <message>
-        <source>Adam&apos;s learning rate, typically 0.0001.</source>
-        <translation>Le taux d&apos;apprentissage d&apos;Adam, typiquement 0,0001.</translation>
-    </message>
-    <message>
         <source>Weight decay</source>
         <translation>Décroissance des poids</translation>
-    </message>
-    <message>
-        <source>Adam&apos;s L2 penalty on the weights.</source>
-        <translation>La pénalité L2 d&apos;Adam sur les poids.</translation>
     </message>
     <message>
         <source>Learning rate step (epochs)</source>
         <translation>Palier du taux d&apos;apprentissage (époques)</translation>
     </message>
     <message>
-        <source>The learning rate is multiplied by gamma every step_size epochs.</source>
-        <translation>Le taux d&apos;apprentissage est multiplié par gamma toutes les step_size époques.</translation>
-    </message>
-    <message>
         <source>Learning rate factor per step (gamma)</source>
         <translation>Facteur du taux d&apos;apprentissage par palier (gamma)</translation>
-    </message>
-    <message>
-        <source>What the learning rate is multiplied by every step_size epochs.</source>
-        <translation>Ce par quoi le taux d&apos;apprentissage est multiplié toutes les step_size époques.</translation>
     </message>
     <message>
         <source>None</source>
@@ -941,6 +925,122 @@ Rapport : %2</translation>
     <message>
         <source>bf16</source>
         <translation>bf16</translation>
+    </message>
+    <message>
+        <source>Adam</source>
+        <translation>Adam</translation>
+    </message>
+    <message>
+        <source>AdamW (decoupled weight decay)</source>
+        <translation>AdamW (décroissance des poids découplée)</translation>
+    </message>
+    <message>
+        <source>SGD with momentum</source>
+        <translation>SGD avec moment</translation>
+    </message>
+    <message>
+        <source>Optimizer</source>
+        <translation>Optimiseur</translation>
+    </message>
+    <message>
+        <source>adam; adamw (weight decay decoupled from the gradient); sgd (with momentum, optionally Nesterov&apos;s).</source>
+        <translation>adam ; adamw (décroissance des poids découplée du gradient) ; sgd (avec moment, éventuellement celui de Nesterov).</translation>
+    </message>
+    <message>
+        <source>The optimizer&apos;s learning rate (onecycle: its peak), typically 0.0001 for adam, 0.01 for sgd.</source>
+        <translation>Le taux d&apos;apprentissage de l&apos;optimiseur (onecycle : son maximum), typiquement 0,0001 pour adam, 0,01 pour sgd.</translation>
+    </message>
+    <message>
+        <source>An L2 penalty on the weights (adam, sgd), or decoupled weight decay (adamw).</source>
+        <translation>Une pénalité L2 sur les poids (adam, sgd), ou une décroissance des poids découplée (adamw).</translation>
+    </message>
+    <message>
+        <source>Momentum (sgd)</source>
+        <translation>Moment (sgd)</translation>
+    </message>
+    <message>
+        <source>SGD&apos;s momentum.</source>
+        <translation>Le moment de SGD.</translation>
+    </message>
+    <message>
+        <source>Nesterov momentum (sgd)</source>
+        <translation>Moment de Nesterov (sgd)</translation>
+    </message>
+    <message>
+        <source>SGD with Nesterov&apos;s momentum.</source>
+        <translation>SGD avec le moment de Nesterov.</translation>
+    </message>
+    <message>
+        <source>Step (x gamma every step_size epochs)</source>
+        <translation>Paliers (x gamma toutes les step_size époques)</translation>
+    </message>
+    <message>
+        <source>Cosine annealing</source>
+        <translation>Recuit cosinus</translation>
+    </message>
+    <message>
+        <source>One cycle</source>
+        <translation>Un cycle (one cycle)</translation>
+    </message>
+    <message>
+        <source>Reduce on plateau</source>
+        <translation>Réduction sur plateau</translation>
+    </message>
+    <message>
+        <source>Learning rate schedule</source>
+        <translation>Programme du taux d&apos;apprentissage</translation>
+    </message>
+    <message>
+        <source>step: x gamma every step_size epochs; cosine: down to 0 along half a cosine; onecycle: up from a 25th of the rate to the rate, then down to 1/250000 of it; plateau: x gamma after step_size epochs without a lower validation loss. Set each optimizer step.</source>
+        <translation>step : x gamma toutes les step_size époques ; cosine : jusqu&apos;à 0 le long d&apos;une demi-cosinusoïde ; onecycle : d&apos;un 25e du taux jusqu&apos;au taux, puis jusqu&apos;à 1/250000 de celui-ci ; plateau : x gamma après step_size époques sans baisse de la perte de validation. Fixé à chaque pas de l&apos;optimiseur.</translation>
+    </message>
+    <message>
+        <source>step: the learning rate is multiplied by gamma every step_size epochs; plateau: after step_size epochs without progress.</source>
+        <translation>step : le taux d&apos;apprentissage est multiplié par gamma toutes les step_size époques ; plateau : après step_size époques sans progrès.</translation>
+    </message>
+    <message>
+        <source>What the learning rate is multiplied by at each step (step, plateau).</source>
+        <translation>Ce par quoi le taux d&apos;apprentissage est multiplié à chaque palier (step, plateau).</translation>
+    </message>
+    <message>
+        <source>Warm-up (epochs)</source>
+        <translation>Échauffement (époques)</translation>
+    </message>
+    <message>
+        <source>The learning rate rises linearly from 0 over these epochs&apos; steps (onecycle: its rise; 0: 30% of the run).</source>
+        <translation>Le taux d&apos;apprentissage monte linéairement depuis 0 pendant les pas de ces époques (onecycle : sa montée ; 0 : 30 % de l&apos;entraînement).</translation>
+    </message>
+    <message>
+        <source>Cross-entropy</source>
+        <translation>Entropie croisée</translation>
+    </message>
+    <message>
+        <source>Dice</source>
+        <translation>Dice</translation>
+    </message>
+    <message>
+        <source>Focal</source>
+        <translation>Focale</translation>
+    </message>
+    <message>
+        <source>Lovász-Softmax</source>
+        <translation>Lovász-Softmax</translation>
+    </message>
+    <message>
+        <source>Cross-entropy + Dice</source>
+        <translation>Entropie croisée + Dice</translation>
+    </message>
+    <message>
+        <source>Cross-entropy on the hard pixels (OHEM)</source>
+        <translation>Entropie croisée sur les pixels difficiles (OHEM)</translation>
+    </message>
+    <message>
+        <source>Loss</source>
+        <translation>Perte</translation>
+    </message>
+    <message>
+        <source>What training minimises: cross_entropy; dice (1 - soft Dice, per class); focal (cross-entropy weighted by (1 - p)^2, for hard pixels); lovasz (a surrogate of 1 - IoU); ce_dice (their sum); ohem_ce (cross-entropy on the pixels predicted at most 70% right, and at least the 100000 hardest).</source>
+        <translation>Ce que l&apos;entraînement minimise : cross_entropy ; dice (1 - Dice souple, par classe) ; focal (entropie croisée pondérée par (1 - p)^2, pour les pixels difficiles) ; lovasz (un substitut de 1 - IoU) ; ce_dice (leur somme) ; ohem_ce (entropie croisée sur les pixels prédits justes à 70 % au plus, et au moins les 100000 plus difficiles).</translation>
     </message>
 </context>
 </TS>

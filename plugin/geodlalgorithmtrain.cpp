@@ -54,7 +54,8 @@ QString GeoDLTrainAlgorithm::groupId() const
 QString GeoDLTrainAlgorithm::shortHelpString() const
 {
   return tr( "Trains a semantic-segmentation network on the sample stores that \"Create training samples\" wrote, "
-             "with Adam and a step learning-rate schedule, validating after each epoch. The best model is kept "
+             "with the loss, optimizer and learning-rate schedule chosen (cross-entropy, Adam and a step schedule by "
+             "default), validating after each epoch. The best model is kept "
              "(by validation loss or mean IoU), with a checkpoint of the last epoch beside it." )
          + QStringLiteral( "\n\n" ) + geodlOptionsHelp( geodlInfos( geodl::trainOptionTable() ) );
 }

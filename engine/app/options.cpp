@@ -150,8 +150,9 @@ OptionInput parseOption(const OptionInfo& info, const OptionValue& value) {
       for (const auto& c : info.choices()) {
         bool b = false, cb = false;
         // A choice spelt as a boolean (class_weights: False) matches in any YAML spelling.
-        if (c.value == text || (parseBool(c.value, cb) && parseBool(text, b) && b == cb &&
-                                lower(c.value) != "1" && lower(text) != "1")) {
+        if (c.value == text || std::find(c.spellings.begin(), c.spellings.end(), text) != c.spellings.end() ||
+            (parseBool(c.value, cb) && parseBool(text, b) && b == cb && lower(c.value) != "1" &&
+             lower(text) != "1")) {
           in.text = c.value;
           known = true;
           break;

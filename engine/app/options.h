@@ -32,6 +32,7 @@ enum class OptionType {
 struct OptionChoice {
   std::string value;      // what configs and flags say
   const char* label = "";  // what QGIS shows (translated)
+  std::vector<std::string> spellings = {};  // also accepted for it (geo-deep-learning's names)
 };
 
 // What a config key, a flag or a parameter gave for one option, before it is checked.

@@ -22,6 +22,7 @@
 #include "base/atomic_file.h"
 #include "core/batch_probe.h"
 #include "core/device.h"
+#include "core/lr_schedule.h"
 #include "base/errors.h"
 #include "base/file_identity.h"
 #include "core/memory.h"
@@ -89,6 +90,11 @@ void validateOptions(const TrainOptions& o) {
   check(o.weight_decay >= 0, "weight_decay cannot be negative");
   check(o.step_size >= 1, "step_size must be at least 1 epoch");
   check(o.gamma > 0, "gamma must be positive");
+  check(o.momentum >= 0 && o.momentum < 1, "momentum must be at least 0 and below 1");
+  check(!o.nesterov || (o.optimizer == "sgd" && o.momentum > 0),
+        "nesterov needs optimizer sgd with a momentum above 0 (momentum: 0.9, say)");
+  check(o.warmup_epochs >= 0 && o.warmup_epochs <= o.epochs,
+        "warmup_epochs must be between 0 and num_epochs (" + std::to_string(o.epochs) + ")");
   check(o.patience >= 0, "patience cannot be negative (0 turns early stopping off)");
   check(o.best_metric == "loss" || o.best_metric == "miou",
         "best_metric must be loss or miou (got '" + o.best_metric + "')");
@@ -113,12 +119,14 @@ json optionsToJson(const TrainOptions& o) {
           {"hflip_prob", o.augmentation.hflip_prob}, {"vflip_prob", o.augmentation.vflip_prob},
           {"batch_size", o.batch_size}, {"memory_budget_mib", o.memory_budget_mib},
           {"num_epochs", o.epochs}, {"learning_rate", o.learning_rate},
-          {"weight_decay", o.weight_decay}, {"step_size", o.step_size}, {"gamma", o.gamma},
+          {"optimizer", o.optimizer}, {"weight_decay", o.weight_decay}, {"momentum", o.momentum},
+          {"nesterov", o.nesterov}, {"scheduler", o.scheduler}, {"step_size", o.step_size}, {"gamma", o.gamma},
+          {"warmup_epochs", o.warmup_epochs},
           {"class_weighting", o.class_weighting == ClassWeighting::None   ? "none"
                               : o.class_weighting == ClassWeighting::Auto ? "auto"
                                                                           : "given"},
           {"class_weights", o.class_weights}, {"patience", o.patience},
-          {"best_metric", o.best_metric}, {"seed", o.seed}, {"deterministic", o.deterministic},
+          {"loss", o.loss}, {"best_metric", o.best_metric}, {"seed", o.seed}, {"deterministic", o.deterministic},
           {"threads", o.threads}, {"device", o.device}, {"precision", o.precision}, {"bf16", o.bf16},
           {"config", o.config_text}};
 }
@@ -329,7 +337,9 @@ void bandNormalization(const TrainOptions& options, const TrainPlan& plan, std::
 LossOptions lossOptions(const TrainOptions& options, const TrainPlan& plan, Progress& progress) {
   const auto& tm = plan.trn.metadata;
   LossOptions loss;
+  loss.kind = lossKind(options.loss);
   loss.ignore_index = tm.ignore_index;
+  if (loss.kind != LossKind::CrossEntropy) progress.log("loss: " + options.loss);
   std::vector<double> weights;
   if (options.class_weighting == ClassWeighting::Given) weights = options.class_weights;
   if (options.class_weighting == ClassWeighting::Auto) {
@@ -455,6 +465,7 @@ ModelInfo describeModel(const TrainOptions& options, const TrainPlan& plan, cons
     mc.colour = defaultClassColour(mc.name, c);
     info.classes.push_back(mc);
     result.class_names.push_back(mc.name);
+    result.class_colours.push_back(mc.colour);
   }
   info.ignore_index = tm.ignore_index;
   info.crs_wkt = tm.crs_wkt;
@@ -466,9 +477,37 @@ ModelInfo describeModel(const TrainOptions& options, const TrainPlan& plan, cons
 }
 
 // One epoch's training pass: the record's losses, timings and speed.
-void trainEpoch(SegmentationModelImpl& model, torch::optim::Adam& optimizer, BatchLoader& loader,
+// The optimizer the options name, over `parameters`.
+std::unique_ptr<torch::optim::Optimizer> makeOptimizer(const TrainOptions& o, std::vector<torch::Tensor> parameters) {
+  namespace optim = torch::optim;
+  if (o.optimizer == "adamw")
+    return std::make_unique<optim::AdamW>(std::move(parameters),
+                                          optim::AdamWOptions(o.learning_rate).weight_decay(o.weight_decay));
+  if (o.optimizer == "sgd")
+    return std::make_unique<optim::SGD>(std::move(parameters), optim::SGDOptions(o.learning_rate)
+                                                                   .momentum(o.momentum)
+                                                                   .nesterov(o.nesterov)
+                                                                   .weight_decay(o.weight_decay));
+  return std::make_unique<optim::Adam>(std::move(parameters),
+                                       optim::AdamOptions(o.learning_rate).weight_decay(o.weight_decay));
+}
+
+// The learning-rate schedule of the run, with `steps_per_epoch` optimizer steps an epoch.
+Schedule learningRateSchedule(const TrainOptions& o, int64_t steps_per_epoch) {
+  Schedule s;
+  s.kind = scheduleKind(o.scheduler);
+  s.base = o.learning_rate;
+  s.epochs = o.epochs;
+  s.steps_per_epoch = steps_per_epoch;
+  s.step_size = o.step_size;
+  s.gamma = o.gamma;
+  s.warmup_epochs = o.warmup_epochs;
+  return s;
+}
+
+void trainEpoch(SegmentationModelImpl& model, torch::optim::Optimizer& optimizer, BatchLoader& loader,
                 StepOptions& step, const torch::Device& device, DataParallel& ranks, EpochRecord& r,
-                const std::function<void(int64_t, double)>& on_batch) {
+                const std::function<void(int64_t)>& before_batch, const std::function<void(int64_t, double)>& on_batch) {
   StepTimings timings;
   step.timings = &timings;
   const auto start = Clock::now();
@@ -478,6 +517,7 @@ void trainEpoch(SegmentationModelImpl& model, torch::optim::Adam& optimizer, Bat
   Batch batch;
   while (loader.next(batch, &r.data_wait)) {
     Batch on_device{batch.images.to(device, true), batch.labels.to(device, true)};
+    before_batch(b);
     const double value = trainStep(model, optimizer, on_device, step);
     if (!std::isfinite(value))
       throw Error("the training loss became " + std::to_string(value) + " at epoch " + std::to_string(r.epoch) +
@@ -548,7 +588,7 @@ class TrainingRun {
               Progress& progress)
       : options_(options), plan_(plan), result_(result), ranks_(ranks), progress_(progress), device_(plan.device_name) {}
 
-  void run(SegmentationModelImpl& model, torch::optim::Adam& optimizer, BatchLoader& train_loader,
+  void run(SegmentationModelImpl& model, torch::optim::Optimizer& optimizer, BatchLoader& train_loader,
            BatchLoader& val_loader, const LossOptions& loss, ModelInfo info, json record, RunState state) {
     const int64_t train_batches = train_loader.batchesPerEpoch(), val_batches = val_loader.batchesPerEpoch();
     const int remaining = options_.epochs - (result_.first_epoch - 1);
@@ -563,14 +603,20 @@ class TrainingRun {
       const std::string of = "epoch " + std::to_string(epoch) + "/" + std::to_string(options_.epochs);
       EpochRecord r;
       r.epoch = epoch;
-      r.learning_rate = options_.learning_rate * std::pow(options_.gamma, e0 / options_.step_size);
-      for (auto& group : optimizer.param_groups())
-        static_cast<torch::optim::AdamOptions&>(group.options()).lr(r.learning_rate);
+      // The rate of every step, from the schedule (plateau: and the validation losses so far).
+      std::vector<double> val_losses;
+      for (const auto& done : result_.epochs) val_losses.push_back(done.val_loss);
+      const Schedule schedule = learningRateSchedule(options_, train_batches);
+      const auto set_rate = [&](int64_t b) {
+        const double lr = learningRate(schedule, int64_t(e0) * train_batches + b, val_losses);
+        for (auto& group : optimizer.param_groups()) group.options().set_lr(lr);
+      };
+      r.learning_rate = learningRate(schedule, int64_t(e0) * train_batches, val_losses);
       torch::manual_seed(uint64_t(result_.seed) * 1000003ull + uint64_t(e0));  // dropout
 
       const auto epoch_start = Clock::now();
       progress_.checkCancelled();
-      trainEpoch(model, optimizer, train_loader, step, device_, ranks_, r, [&](int64_t b, double mean_loss) {
+      trainEpoch(model, optimizer, train_loader, step, device_, ranks_, r, set_rate, [&](int64_t b, double mean_loss) {
         progress_.report((base + double(b)) / units, of + ", batch " + std::to_string(b) + "/" +
                                                          std::to_string(train_batches) + ", loss " + fixed(mean_loss, 4));
         // Ctrl-C, SIGTERM or cancel on any rank stops every rank at the same batch.
@@ -604,7 +650,7 @@ class TrainingRun {
 
  private:
   // The outputs, each replaced atomically: best model, checkpoint, CSV, report.
-  bool writeOutputs(SegmentationModelImpl& model, torch::optim::Adam& optimizer, const EpochRecord& r,
+  bool writeOutputs(SegmentationModelImpl& model, torch::optim::Optimizer& optimizer, const EpochRecord& r,
                     ModelInfo& info, json& record, RunState& state) {
     const double value = metricOf(options_.best_metric, r);
     const bool better = improves(options_.best_metric, value, state.best);
@@ -664,6 +710,9 @@ TrainResult train(const TrainOptions& options, Progress& progress) {
   CpuMemoryScope memory(0.125);
   TrainResult result;
   result.model = options.model;
+  result.loss = options.loss;
+  result.optimizer = options.optimizer;
+  result.scheduler = options.scheduler;
   result.epochs_planned = options.epochs;
   result.best_metric = options.best_metric;
 
@@ -729,9 +778,14 @@ TrainResult train(const TrainOptions& options, Progress& progress) {
 
   const torch::Device device(plan.device_name);
   model->to(device);
-  torch::optim::Adam optimizer(model->parameters(),
-                               torch::optim::AdamOptions(options.learning_rate).weight_decay(options.weight_decay));
+  if (resumed && resumed->state.optimizer != options.optimizer)
+    throw InputError("the checkpoint was trained with optimizer " + resumed->state.optimizer + ", not " +
+                     options.optimizer + "; resume with --optimizer " + resumed->state.optimizer +
+                     ", or run again without --resume (it starts from epoch 1)");
+  const auto optimizer_ptr = makeOptimizer(options, model->parameters());
+  torch::optim::Optimizer& optimizer = *optimizer_ptr;
   RunState state;
+  state.optimizer = options.optimizer;
   state.seed = result.seed;
   state.batch_size = result.batch_size;
   state.best = options.best_metric == "loss" ? INFINITY : -INFINITY;

@@ -48,13 +48,20 @@ struct TrainOptions {
   int batch_size = 0;            // 0: the largest that fits memory_budget_mib
   double memory_budget_mib = 0;  // for batch_size 0; 0: half the free RAM, or 90% of the GPU's
   int epochs = 100;
-  double learning_rate = 1e-4;   // Adam
-  double weight_decay = 0;
-  int step_size = 4;             // StepLR: the rate is multiplied by gamma every step_size epochs
+  std::string optimizer = "adam";  // adam, adamw, sgd
+  double learning_rate = 1e-4;   // the optimizer's (onecycle: the peak)
+  double weight_decay = 0;       // adam, sgd: L2 penalty; adamw: decoupled
+  double momentum = 0.9;         // sgd
+  bool nesterov = false;         // sgd
+  std::string scheduler = "step";  // one of scheduleNames() (core/lr_schedule.h)
+  int step_size = 4;             // step: the rate is multiplied by gamma every step_size epochs;
+                                 // plateau: after step_size epochs without progress
   double gamma = 0.9;
+  int warmup_epochs = 0;         // linear warm-up over these epochs (onecycle: its rise)
   ClassWeighting class_weighting = ClassWeighting::None;
   std::vector<double> class_weights;  // ClassWeighting::Given
   int patience = 0;              // early stopping after this many epochs without progress; 0: off
+  std::string loss = "cross_entropy";  // one of lossNames() (core/losses.h)
   std::string best_metric = "loss";  // "loss" (validation loss) or "miou" (mean IoU)
 
   // Reproducibility and hardware.

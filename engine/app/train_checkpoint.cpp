@@ -30,6 +30,14 @@ std::string optimizerDigest(torch::optim::Optimizer& optimizer) {
         addToDigest(hash, adam->exp_avg());
         addToDigest(hash, adam->exp_avg_sq());
         addToDigest(hash, adam->max_exp_avg_sq());
+      } else if (auto* adamw = dynamic_cast<torch::optim::AdamWParamState*>(it->second.get())) {
+        const int64_t step = adamw->step();
+        addToDigest(hash, &step, sizeof step);
+        addToDigest(hash, adamw->exp_avg());
+        addToDigest(hash, adamw->exp_avg_sq());
+        addToDigest(hash, adamw->max_exp_avg_sq());
+      } else if (auto* sgd = dynamic_cast<torch::optim::SGDParamState*>(it->second.get())) {
+        addToDigest(hash, sgd->momentum_buffer());
       }
     }
   }
@@ -106,7 +114,10 @@ Checkpoint loadCheckpoint(const std::string& path) {
   c.state.best = state.at("best");
   c.state.best_epoch = state.at("best_epoch");
   c.state.since_best = state.at("since_best");
+  c.state.optimizer = state.value("optimizer", std::string("adam"));
+  c.state.optimizer_lr = state.value("optimizer_lr", 0.0);
   for (const auto& r : state.at("epochs")) c.state.epochs.push_back(recordFromJson(r));
+  if (c.state.optimizer_lr == 0 && !c.state.epochs.empty()) c.state.optimizer_lr = c.state.epochs.back().learning_rate;
   return c;
 }
 
@@ -114,7 +125,8 @@ void saveCheckpoint(const std::string& path, const ModelInfo& info, Segmentation
                     torch::optim::Optimizer& optimizer, const RunState& state) {
   json s = {{"epoch", state.epochs.empty() ? 0 : state.epochs.back().epoch}, {"seed", state.seed},
             {"batch_size", state.batch_size}, {"best", state.best}, {"best_epoch", state.best_epoch},
-            {"since_best", state.since_best}, {"epochs", json::array()}};
+            {"since_best", state.since_best}, {"optimizer", state.optimizer},
+            {"optimizer_lr", optimizer.param_groups().front().options().get_lr()}, {"epochs", json::array()}};
   for (const auto& e : state.epochs) s["epochs"].push_back(recordToJson(e));
   saveModelFile(path, info, model, [&](torch::serialize::OutputArchive& archive) {
     torch::serialize::OutputArchive opt;
@@ -125,9 +137,13 @@ void saveCheckpoint(const std::string& path, const ModelInfo& info, Segmentation
   }, "the checkpoint");
 }
 
-void restoreCheckpoint(Checkpoint& checkpoint, SegmentationModelImpl& model, torch::optim::Adam& optimizer,
+void restoreCheckpoint(Checkpoint& checkpoint, SegmentationModelImpl& model, torch::optim::Optimizer& optimizer,
                        const torch::Device& device) {
   optimizer.load(checkpoint.optimizer);
+  // load() leaves the rate the optimizer was built with; the saved one is what the digest
+  // covers (the schedule sets the rate again before every step).
+  if (checkpoint.state.optimizer_lr > 0)
+    for (auto& group : optimizer.param_groups()) group.options().set_lr(checkpoint.state.optimizer_lr);
   if (!checkpoint.optimizer_digest.empty() && checkpoint.optimizer_digest != optimizerDigest(optimizer))
     throw InputError("the checkpoint is damaged: its optimizer state differs from the digest written when it "
                      "was saved (a bad copy or a failing disk); run again without --resume (it starts from "
@@ -140,12 +156,18 @@ void restoreCheckpoint(Checkpoint& checkpoint, SegmentationModelImpl& model, tor
     for (auto& b : tb) b.value().copy_(sb[b.key()]);
   }
   checkpoint.model.reset();
-  // Adam's state was loaded on the CPU: move it beside the parameters.
+  // The optimizer's state was loaded on the CPU: move it beside the parameters.
   if (device.is_cuda())
     for (auto& entry : optimizer.state()) {
-      auto& s = static_cast<torch::optim::AdamParamState&>(*entry.second);
-      s.exp_avg(s.exp_avg().to(device));
-      s.exp_avg_sq(s.exp_avg_sq().to(device));
+      if (auto* adam = dynamic_cast<torch::optim::AdamParamState*>(entry.second.get())) {
+        adam->exp_avg(adam->exp_avg().to(device));
+        adam->exp_avg_sq(adam->exp_avg_sq().to(device));
+      } else if (auto* adamw = dynamic_cast<torch::optim::AdamWParamState*>(entry.second.get())) {
+        adamw->exp_avg(adamw->exp_avg().to(device));
+        adamw->exp_avg_sq(adamw->exp_avg_sq().to(device));
+      } else if (auto* sgd = dynamic_cast<torch::optim::SGDParamState*>(entry.second.get())) {
+        if (sgd->momentum_buffer().defined()) sgd->momentum_buffer(sgd->momentum_buffer().to(device));
+      }
     }
 }
 

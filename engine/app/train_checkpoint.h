@@ -1,5 +1,5 @@
 // The training checkpoint (last_checkpoint.pt): a GeoDL model file that also holds the run's
-// state (epochs so far, seed, batch size, best metric) and Adam's state, so that --resume
+// state (epochs so far, seed, batch size, best metric) and the optimizer's state, so that --resume
 // continues exactly where the run stopped.
 #pragma once
 
@@ -20,6 +20,11 @@ struct RunState {
   double best = 0;  // the best value of the best metric so far
   int best_epoch = 0;
   int since_best = 0;
+  std::string optimizer = "adam";  // whose state the checkpoint holds (before: always Adam's)
+  // The optimizer's learning rate when saved: LibTorch's load() keeps the rate the optimizer
+  // was built with, and the digest covers it (older checkpoints: the last epoch's rate,
+  // which the step schedule kept for the whole epoch).
+  double optimizer_lr = 0;
   std::vector<EpochRecord> epochs;
 };
 
@@ -30,7 +35,7 @@ struct Checkpoint {
   std::string optimizer_digest;  // empty in checkpoints from before digests
 };
 
-// Reads a checkpoint once: weights, metadata, run state and Adam's state. Throws InputError
+// Reads a checkpoint once: weights, metadata, run state and the optimizer's state. Throws InputError
 // for a model file that is not a checkpoint.
 Checkpoint loadCheckpoint(const std::string& path);
 
@@ -38,9 +43,9 @@ Checkpoint loadCheckpoint(const std::string& path);
 void saveCheckpoint(const std::string& path, const ModelInfo& info, SegmentationModelImpl& model,
                     torch::optim::Optimizer& optimizer, const RunState& state);
 
-// Copies the checkpoint's weights, buffers and Adam's state into a model on `device`;
-// throws InputError when Adam's state differs from the checkpoint's digest (damaged).
-void restoreCheckpoint(Checkpoint& checkpoint, SegmentationModelImpl& model, torch::optim::Adam& optimizer,
+// Copies the checkpoint's weights, buffers and the optimizer's state into a model on `device`;
+// throws InputError when that state differs from the checkpoint's digest (damaged).
+void restoreCheckpoint(Checkpoint& checkpoint, SegmentationModelImpl& model, torch::optim::Optimizer& optimizer,
                        const torch::Device& device);
 
 // The metrics as the model file's JSON keeps them.

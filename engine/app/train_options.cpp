@@ -81,20 +81,53 @@ OptionTable<O> optimizationOptions() {
           .range(0, 100000).zeroWord("auto").config("training.batch_size").cli("batch-size").qgis("BATCH_SIZE")
           .describe(GEODL_TR("Batch size (0: largest that fits)"),
                     GEODL_TR("Samples per step; 0 or auto: the largest that fits the memory budget.")),
+      option("optimizer", &O::optimizer)
+          .oneOf({{"adam", GEODL_TR("Adam")}, {"adamw", GEODL_TR("AdamW (decoupled weight decay)")},
+                  {"sgd", GEODL_TR("SGD with momentum")}})
+          .config("training.optimizer").cli("optimizer").qgis("OPTIMIZER", true)
+          .describe(GEODL_TR("Optimizer"),
+                    GEODL_TR("adam; adamw (weight decay decoupled from the gradient); sgd (with momentum, "
+                             "optionally Nesterov's).")),
       option("learning_rate", &O::learning_rate)
           .range(1e-9, 10).config("training.learning_rate").cli("learning-rate").qgis("LEARNING_RATE")
-          .describe(GEODL_TR("Learning rate"), GEODL_TR("Adam's learning rate, typically 0.0001.")),
+          .describe(GEODL_TR("Learning rate"),
+                    GEODL_TR("The optimizer's learning rate (onecycle: its peak), typically 0.0001 for adam, "
+                             "0.01 for sgd.")),
       option("weight_decay", &O::weight_decay)
           .range(0, 1).config("training.weight_decay").cli("weight-decay").qgis("WEIGHT_DECAY", true)
-          .describe(GEODL_TR("Weight decay"), GEODL_TR("Adam's L2 penalty on the weights.")),
+          .describe(GEODL_TR("Weight decay"),
+                    GEODL_TR("An L2 penalty on the weights (adam, sgd), or decoupled weight decay (adamw).")),
+      option("momentum", &O::momentum)
+          .range(0, 0.999).config("training.momentum").cli("momentum").qgis("MOMENTUM", true)
+          .describe(GEODL_TR("Momentum (sgd)"), GEODL_TR("SGD's momentum.")),
+      option("nesterov", &O::nesterov)
+          .config("training.nesterov").cli("nesterov").qgis("NESTEROV", true)
+          .describe(GEODL_TR("Nesterov momentum (sgd)"), GEODL_TR("SGD with Nesterov's momentum.")),
+      option("scheduler", &O::scheduler)
+          .oneOf({{"step", GEODL_TR("Step (x gamma every step_size epochs)")},
+                  {"cosine", GEODL_TR("Cosine annealing")},
+                  {"onecycle", GEODL_TR("One cycle")},
+                  {"plateau", GEODL_TR("Reduce on plateau")}})
+          .config("training.scheduler").cli("scheduler").qgis("SCHEDULER", true)
+          .describe(GEODL_TR("Learning rate schedule"),
+                    GEODL_TR("step: x gamma every step_size epochs; cosine: down to 0 along half a cosine; "
+                             "onecycle: up from a 25th of the rate to the rate, then down to 1/250000 of it; "
+                             "plateau: x gamma after step_size epochs without a lower validation loss. Set "
+                             "each optimizer step.")),
       option("step_size", &O::step_size)
           .range(1, 100000).config("training.step_size").cli("step-size").qgis("STEP_SIZE", true)
           .describe(GEODL_TR("Learning rate step (epochs)"),
-                    GEODL_TR("The learning rate is multiplied by gamma every step_size epochs.")),
+                    GEODL_TR("step: the learning rate is multiplied by gamma every step_size epochs; plateau: "
+                             "after step_size epochs without progress.")),
       option("gamma", &O::gamma)
           .range(1e-6, 10).config("training.gamma").cli("gamma").qgis("GAMMA", true)
           .describe(GEODL_TR("Learning rate factor per step (gamma)"),
-                    GEODL_TR("What the learning rate is multiplied by every step_size epochs.")),
+                    GEODL_TR("What the learning rate is multiplied by at each step (step, plateau).")),
+      option("warmup_epochs", &O::warmup_epochs)
+          .range(0, 100000).config("training.warmup_epochs").cli("warmup-epochs").qgis("WARMUP_EPOCHS", true)
+          .describe(GEODL_TR("Warm-up (epochs)"),
+                    GEODL_TR("The learning rate rises linearly from 0 over these epochs' steps (onecycle: "
+                             "its rise; 0: 30% of the run).")),
       option<O>("class_weights", OptionType::Choice,
                 [](O& o, const OptionInput& v) {
                   o.class_weights.clear();
@@ -117,6 +150,19 @@ OptionTable<O> optimizationOptions() {
           .describe(GEODL_TR("Class weights"),
                     GEODL_TR("false: every class weighs the same; auto: inverse class frequency in the training "
                              "samples, to help rare classes; or a list with one weight per class.")),
+      option("loss", &O::loss)
+          .oneOf({{"cross_entropy", GEODL_TR("Cross-entropy"), {"CrossEntropy"}},
+                  {"dice", GEODL_TR("Dice"), {"Dice"}},
+                  {"focal", GEODL_TR("Focal"), {"Focal"}},
+                  {"lovasz", GEODL_TR("Lovász-Softmax"), {"Lovasz"}},
+                  {"ce_dice", GEODL_TR("Cross-entropy + Dice")},
+                  {"ohem_ce", GEODL_TR("Cross-entropy on the hard pixels (OHEM)"), {"OhemCrossEntropy"}}})
+          .config("training.loss_fn", {"training.loss"}).cli("loss").qgis("LOSS", true)
+          .describe(GEODL_TR("Loss"),
+                    GEODL_TR("What training minimises: cross_entropy; dice (1 - soft Dice, per class); focal "
+                             "(cross-entropy weighted by (1 - p)^2, for hard pixels); lovasz (a surrogate of "
+                             "1 - IoU); ce_dice (their sum); ohem_ce (cross-entropy on the pixels predicted "
+                             "at most 70% right, and at least the 100000 hardest).")),
       option("checkpoint", &O::checkpoint)
           // In QGIS a checkbox (optional; unset: auto), as before: older models keep their values.
           .oneOf({{"false", GEODL_TR("Off")}, {"true", GEODL_TR("On")},

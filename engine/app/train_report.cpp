@@ -42,10 +42,65 @@ struct Series {
   std::vector<double> values;
 };
 
-// A line chart of per-epoch series, as inline SVG.
+// Where the value axis runs and its ticks: round values (1, 2, 2.5 or 5 times a power of
+// ten) covering the data, from 0 where asked.
+struct Axis {
+  double lo = 0, hi = 1, step = 0.25;
+  int digits = 2;  // enough for the step
+};
+
+Axis niceAxis(double lo, double hi, bool from_zero) {
+  if (from_zero) lo = std::min(lo, 0.0);
+  if (!(hi > lo)) hi = lo + 1;
+  const double raw = (hi - lo) / 4.0;
+  const double power = std::pow(10.0, std::floor(std::log10(raw)));
+  double step = 10 * power;
+  for (double m : {1.0, 2.0, 2.5, 5.0})
+    if (m * power >= raw * (1 - 1e-9)) {
+      step = m * power;
+      break;
+    }
+  Axis axis;
+  axis.step = step;
+  axis.lo = std::floor(lo / step + 1e-9) * step;
+  axis.hi = std::ceil(hi / step - 1e-9) * step;
+  if (!(axis.hi > axis.lo)) axis.hi = axis.lo + step;
+  axis.digits = std::max(0, int(std::ceil(-std::log10(step) - 1e-9)) + (step / power == 2.5 ? 1 : 0));
+  return axis;
+}
+
+std::string tickText(double v, int digits, bool scientific) {
+  std::ostringstream s;
+  if (scientific && std::abs(v) < 1e-300)
+    s << 0;
+  else if (scientific)
+    s << std::scientific << std::setprecision(1) << v;
+  else
+    s << std::fixed << std::setprecision(digits) << (std::abs(v) < 1e-12 ? 0.0 : v);
+  return s.str();
+}
+
+struct ChartStyle {
+  bool unit_range = false;  // the axis is [0, 1] (IoU)
+  bool from_zero = false;   // the axis starts at 0 (losses, learning rates)
+  bool scientific = false;  // tick labels as 1.0e-04 (learning rates)
+};
+
+// A line chart of per-epoch series, as inline SVG; the legend sits under the plot, so it
+// never covers a curve.
 std::string chart(const std::string& title, const std::vector<Series>& series, int best_epoch,
-                  bool unit_range) {
-  const double w = 560, h = 260, left = 56, right = 16, top = 28, bottom = 36;
+                  ChartStyle style) {
+  const double w = 560, left = 64, right = 16, top = 28, plot_h = 196;
+  // The legend's rows under the epoch axis, wrapped to the chart's width.
+  std::vector<std::pair<double, double>> legend_at;  // x, y of each series' swatch
+  double lx = left, ly = top + plot_h + 44;
+  for (const auto& s : series) {
+    const double item = 24 + 7.0 * double(s.label.size());
+    if (lx > left && lx + item > w - right) lx = left, ly += 16;
+    legend_at.push_back({lx, ly});
+    lx += item;
+  }
+  const double h = ly + 12;
   size_t n = 0;
   double lo = INFINITY, hi = -INFINITY;
   for (const auto& s : series) {
@@ -53,38 +108,37 @@ std::string chart(const std::string& title, const std::vector<Series>& series, i
     for (double v : s.values)
       if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
   }
-  if (unit_range) lo = 0, hi = 1;
-  if (!(hi > lo)) hi = lo + 1;
-  const double pad = unit_range ? 0 : (hi - lo) * 0.05;
-  lo -= pad;
-  hi += pad;
+  if (!std::isfinite(lo)) lo = 0, hi = 1;
+  Axis axis = style.unit_range ? Axis{0, 1, 0.25, 2} : niceAxis(lo, hi, style.from_zero);
   const auto x = [&](size_t i) {
     return left + (n > 1 ? double(i) / double(n - 1) : 0.5) * (w - left - right);
   };
-  const auto y = [&](double v) { return top + (hi - v) / (hi - lo) * (h - top - bottom); };
+  const auto y = [&](double v) { return top + (axis.hi - v) / (axis.hi - axis.lo) * plot_h; };
   std::ostringstream svg;
   svg << "<svg xmlns='http://www.w3.org/2000/svg' width='" << w << "' height='" << h
       << "' viewBox='0 0 " << w << ' ' << h << "' role='img' aria-label='" << escape(title) << "'>"
       << "<text x='" << left << "' y='18' font-size='14' font-weight='bold'>" << escape(title)
       << "</text>";
-  for (int t = 0; t <= 4; ++t) {
-    const double v = lo + (hi - lo) * t / 4.0;
+  const int ticks = int(std::lround((axis.hi - axis.lo) / axis.step));
+  for (int t = 0; t <= ticks; ++t) {
+    const double v = axis.lo + axis.step * t;
     svg << "<line x1='" << left << "' x2='" << w - right << "' y1='" << y(v) << "' y2='" << y(v)
         << "' stroke='#ddd'/><text x='" << left - 6 << "' y='" << y(v) + 4
-        << "' font-size='11' text-anchor='end'>" << num(v, 3) << "</text>";
+        << "' font-size='11' text-anchor='end'>" << tickText(v, axis.digits, style.scientific) << "</text>";
   }
+  const double axis_y = top + plot_h;
   for (size_t i = 0; i < n; ++i)
     if (n <= 12 || i % ((n + 11) / 12) == 0 || i + 1 == n)
-      svg << "<text x='" << x(i) << "' y='" << h - bottom + 16
+      svg << "<text x='" << x(i) << "' y='" << axis_y + 16
           << "' font-size='11' text-anchor='middle'>" << i + 1 << "</text>";
-  svg << "<text x='" << (left + w - right) / 2 << "' y='" << h - 4
+  svg << "<text x='" << (left + w - right) / 2 << "' y='" << axis_y + 30
       << "' font-size='11' text-anchor='middle'>epoch</text>";
   if (best_epoch > 0 && size_t(best_epoch) <= n)
     svg << "<line x1='" << x(size_t(best_epoch - 1)) << "' x2='" << x(size_t(best_epoch - 1))
-        << "' y1='" << top << "' y2='" << h - bottom
+        << "' y1='" << top << "' y2='" << axis_y
         << "' stroke='#999' stroke-dasharray='4 3'><title>best epoch</title></line>";
-  double legend_x = left + 8;
-  for (const auto& s : series) {
+  for (size_t k = 0; k < series.size(); ++k) {
+    const auto& s = series[k];
     svg << "<polyline fill='none' stroke='" << s.colour << "' stroke-width='2' points='";
     for (size_t i = 0; i < s.values.size(); ++i)
       if (std::isfinite(s.values[i])) svg << x(i) << ',' << y(s.values[i]) << ' ';
@@ -93,11 +147,10 @@ std::string chart(const std::string& title, const std::vector<Series>& series, i
       if (std::isfinite(s.values[i]))
         svg << "<circle cx='" << x(i) << "' cy='" << y(s.values[i]) << "' r='2.5' fill='"
             << s.colour << "'><title>" << escape(s.label) << ", epoch " << i + 1 << ": "
-            << num(s.values[i]) << "</title></circle>";
-    svg << "<rect x='" << legend_x << "' y='" << top + 2 << "' width='10' height='10' fill='"
-        << s.colour << "'/><text x='" << legend_x + 14 << "' y='" << top + 11
-        << "' font-size='11'>" << escape(s.label) << "</text>";
-    legend_x += 24 + 7.0 * double(s.label.size());
+            << num(s.values[i], style.scientific ? 8 : 4) << "</title></circle>";
+    const auto [sx, sy] = legend_at[k];
+    svg << "<rect x='" << sx << "' y='" << sy - 9 << "' width='10' height='10' fill='" << s.colour
+        << "'/><text x='" << sx + 14 << "' y='" << sy << "' font-size='11'>" << escape(s.label) << "</text>";
   }
   svg << "</svg>";
   return svg.str();
@@ -130,11 +183,16 @@ std::string trainingReportHtml(const TrainResult& result) {
   std::vector<Series> losses = {{"training loss", "#1f77b4", {}}, {"validation loss", "#d62728", {}}};
   std::vector<Series> ious = {{"mean IoU", "#000000", {}}};
   for (size_t c = 0; c < result.class_names.size(); ++c)
-    ious.push_back({result.class_names[c], palette[c % 10], {}});
+    ious.push_back({result.class_names[c],
+                    c < result.class_colours.size() && !result.class_colours[c].empty() ? result.class_colours[c]
+                                                                                          : palette[c % 10],
+                    {}});
+  std::vector<Series> rates = {{"learning rate (at the epoch's first step)", "#555555", {}}};
   double total_seconds = 0, wait = 0, forward = 0, backward = 0, optimizer = 0, validation = 0;
   for (const auto& r : result.epochs) {
     losses[0].values.push_back(r.train_loss);
     losses[1].values.push_back(r.val_loss);
+    rates[0].values.push_back(r.learning_rate);
     ious[0].values.push_back(r.val.mean_iou);
     for (size_t c = 0; c < r.val.per_class.size() && c + 1 < ious.size(); ++c)
       ious[c + 1].values.push_back(r.val.per_class[c].iou);
@@ -164,13 +222,15 @@ std::string trainingReportHtml(const TrainResult& result) {
        << result.train_samples << " training and " << result.val_samples
        << " validation samples, " << escape(result.device)
        << (result.device == "cpu" ? " with " + std::to_string(result.threads) + " threads" : "")
-       << ", seed " << result.seed << ". GeoDL " << metadata::kVersion << ".</p>\n";
+       << ", seed " << result.seed << ". Loss " << escape(result.loss) << ", optimizer " << escape(result.optimizer)
+       << ", learning-rate schedule " << escape(result.scheduler) << ". GeoDL " << metadata::kVersion << ".</p>\n";
   html << "<p>Model file: <code>" << escape(result.model_path) << "</code> (best epoch "
        << result.best_epoch << " by validation " << (result.best_metric == "loss" ? "loss" : "mean IoU")
        << ")<br>Last checkpoint: <code>" << escape(result.checkpoint_path)
        << "</code><br>Metrics: <code>" << escape(result.csv_path) << "</code></p>\n";
-  html << chart("Loss", losses, result.best_epoch, false) << "\n"
-       << chart("Validation IoU", ious, result.best_epoch, true) << "\n";
+  html << chart("Loss", losses, result.best_epoch, {false, true, false}) << "\n"
+       << chart("Validation IoU", ious, result.best_epoch, {true, false, false}) << "\n"
+       << chart("Learning rate", rates, result.best_epoch, {false, true, true}) << "\n";
   if (best) {
     html << "<h2>Best epoch: " << best->epoch << "</h2>\n<p>Validation loss " << num(best->val_loss)
          << ", mean IoU " << num(best->val.mean_iou) << ", pixel accuracy "

@@ -38,6 +38,8 @@ struct TrainResult {
   int best_epoch = 0;
   bool stopped_early = false;
   std::vector<std::string> class_names;
+  std::string loss = "cross_entropy", optimizer = "adam", scheduler = "step";  // as the options name them
+  std::vector<std::string> class_colours;  // "#rrggbb", the model's (as its class rasters are styled)
   std::vector<EpochRecord> epochs;  // every epoch, those before a resume included
   // The best epoch's record; null when no epoch ran.
   const EpochRecord* best() const {

@@ -30,14 +30,6 @@ Bf16Autocast::Bf16Autocast(bool enabled, const torch::Device& device) {
   replay_.emplace(state);
 }
 
-torch::Tensor segmentationLoss(const torch::Tensor& logits, const torch::Tensor& labels,
-                               const LossOptions& loss) {
-  auto options = torch::nn::functional::CrossEntropyFuncOptions().ignore_index(loss.ignore_index);
-  if (loss.class_weights.defined()) options.weight(loss.class_weights.to(logits.device()));
-  // Under autocast the logits may be bfloat16; the loss is taken in float32.
-  return torch::nn::functional::cross_entropy(logits.to(torch::kFloat), labels, options);
-}
-
 double trainStep(SegmentationModelImpl& model, torch::optim::Optimizer& optimizer,
                  const Batch& batch, const StepOptions& options) {
   model.train();

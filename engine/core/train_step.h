@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "core/checkpoint.h"
+#include "core/losses.h"
 #include "core/models.h"
 
 namespace geodl {
@@ -15,11 +16,6 @@ namespace geodl {
 struct Batch {
   torch::Tensor images;  // (N, bands, H, W) float
   torch::Tensor labels;  // (N, H, W) int64 class ids, ignore_index where unknown
-};
-
-struct LossOptions {
-  int64_t ignore_index = -100;
-  torch::Tensor class_weights;  // undefined: all classes weigh the same
 };
 
 // Called between backward and the optimizer step (e.g. to all-reduce gradients).
@@ -37,7 +33,7 @@ struct StepOptions {
   StepTimings* timings = nullptr;  // added to when given
 };
 
-// Forward, cross-entropy, backward, hook, optimizer step. Returns the batch loss.
+// Forward, loss, backward, hook, optimizer step. Returns the batch loss.
 double trainStep(SegmentationModelImpl& model, torch::optim::Optimizer& optimizer,
                  const Batch& batch, const StepOptions& options);
 double trainStep(SegmentationModelImpl& model, torch::optim::Optimizer& optimizer,
@@ -53,9 +49,5 @@ class Bf16Autocast {
  private:
   std::optional<AutocastReplay> replay_;
 };
-
-// The loss trainStep minimises.
-torch::Tensor segmentationLoss(const torch::Tensor& logits, const torch::Tensor& labels,
-                               const LossOptions& loss);
 
 }  // namespace geodl

@@ -53,7 +53,9 @@ TEST(OptionTables, EveryOptionIsDeclaredOnceWithADefaultInItsRange) {
                     "WEIGHT_DECAY", "STEP_SIZE", "GAMMA", "CLASS_WEIGHTS", "CHECKPOINT", "DROPOUT",
                     "DROPOUT_PROBABILITY", "PRETRAINED", "ROTATE_LIMIT", "ROTATE_PROB", "HFLIP_PROB", "VFLIP_PROB",
                     "NUM_TRN_SAMPLES", "NUM_VAL_SAMPLES", "PATIENCE", "BEST_METRIC", "MEMORY_BUDGET_MIB", "SEED",
-                    "DETERMINISTIC", "THREADS", "DEVICE", "PRECISION", "BF16", "RESUME", "OUTPUT_MODEL"});
+                    "DETERMINISTIC", "THREADS", "DEVICE", "PRECISION", "BF16", "RESUME", "OUTPUT_MODEL",
+                    // Added with the losses, optimizers and schedules (optional: older models load).
+                    "LOSS", "OPTIMIZER", "MOMENTUM", "NESTEROV", "SCHEDULER", "WARMUP_EPOCHS"});
   expectWellFormed(classifyOptionTable(),
                    {"INPUT", "MODEL", "WINDOW", "OVERLAP", "BATCH_SIZE", "TTA", "EXTENT", "MASK", "MIN_AREA", "COG",
                     "DEVICE", "PRECISION", "THREADS", "OUTPUT", "PROBABILITIES", "POLYGONS", "MEMORY_BUDGET_MIB"});

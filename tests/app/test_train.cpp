@@ -11,6 +11,8 @@
 #include "app/batch_loader.h"
 #include "app/create_samples.h"
 #include "app/train.h"
+#include "core/losses.h"
+#include "core/lr_schedule.h"
 #include "core/batch_probe.h"
 #include "core/device.h"
 #include "base/errors.h"
@@ -218,6 +220,89 @@ TEST_F(TrainTest, StoppedRunResumesToTheSameWeightsAsOneRun) {
   EXPECT_EQ(longer.epochs.size(), 4u);
 }
 
+// Each loss trains: its loss falls and the buildings are found.
+TEST_F(TrainTest, EveryLossLearns) {
+  NullProgress quiet;
+  for (const auto& name : lossNames()) {
+    if (name == "cross_entropy") continue;  // LossFallsAndEveryOutputIsWritten
+    SCOPED_TRACE(name);
+    TrainOptions o = options("loss_" + name);
+    o.loss = name;
+    o.epochs = 4;
+    const TrainResult r = train(o, quiet);
+    EXPECT_EQ(r.loss, name);
+    EXPECT_LT(r.epochs.back().train_loss, 0.8 * r.epochs.front().train_loss);
+    EXPECT_GT(r.best()->val.per_class[1].iou, 0.3);
+    EXPECT_NE(readModelInfo(r.model_path).training_json.find("\"loss\":\"" + name + "\""), std::string::npos);
+  }
+}
+
+// The optimizers learn, every step's rate follows the schedule (recorded at each epoch's
+// first step), and a checkpoint resumes only with its own optimizer.
+TEST_F(TrainTest, OptimizersAndSchedulesFollowTheirCurves) {
+  NullProgress quiet;
+  struct Case {
+    std::string optimizer, scheduler;
+    double learning_rate;
+    int warmup;
+    bool nesterov;
+  };
+  for (const Case& c : {Case{"sgd", "onecycle", 0.05, 0, true}, Case{"adamw", "cosine", 2e-3, 1, false},
+                        Case{"adam", "plateau", 1e-3, 1, false}}) {
+    SCOPED_TRACE(c.optimizer + " " + c.scheduler);
+    TrainOptions o = options(c.optimizer);
+    o.optimizer = c.optimizer;
+    o.scheduler = c.scheduler;
+    o.learning_rate = c.learning_rate;
+    o.warmup_epochs = c.warmup;
+    o.nesterov = c.nesterov;
+    o.weight_decay = 1e-4;
+    o.step_size = 1;
+    o.epochs = 4;
+    const TrainResult r = train(o, quiet);
+    EXPECT_LT(r.epochs.back().train_loss, r.epochs.front().train_loss);
+    Schedule s;
+    s.kind = scheduleKind(c.scheduler);
+    s.base = c.learning_rate;
+    s.epochs = 4;
+    s.steps_per_epoch = 6;  // 24 samples in batches of 4
+    s.step_size = 1;
+    s.gamma = o.gamma;
+    s.warmup_epochs = c.warmup;
+    std::vector<double> losses;
+    for (const auto& e : r.epochs) {
+      EXPECT_NEAR(e.learning_rate, learningRate(s, int64_t(e.epoch - 1) * 6, losses), 1e-15) << "epoch " << e.epoch;
+      losses.push_back(e.val_loss);
+    }
+    EXPECT_NE(readModelInfo(r.model_path).training_json.find("\"optimizer\":\"" + c.optimizer + "\""),
+              std::string::npos);
+  }
+  TrainOptions again = options("sgd");
+  again.resume = true;
+  again.epochs = 5;
+  expectErrorContaining([&] { train(again, quiet); }, "the checkpoint was trained with optimizer sgd, not adam; "
+                                                      "resume with --optimizer sgd");
+  again.optimizer = "sgd";
+  again.scheduler = "onecycle";
+  again.nesterov = true;
+  EXPECT_EQ(train(again, quiet).first_epoch, 5);
+}
+
+// A checkpoint saved after the rate has decayed resumes (LibTorch's load() keeps the rate
+// the optimizer was built with; the checkpoint's digest covers the saved one).
+TEST_F(TrainTest, ResumesAfterTheRateHasDecayed) {
+  NullProgress quiet;
+  TrainOptions o = options("decayed");
+  o.step_size = 1;
+  o.epochs = 2;
+  train(o, quiet);
+  o.resume = true;
+  o.epochs = 3;
+  const TrainResult r = train(o, quiet);
+  EXPECT_EQ(r.first_epoch, 3);
+  EXPECT_DOUBLE_EQ(r.epochs.back().learning_rate, 1e-3 * 0.9 * 0.9);
+}
+
 TEST_F(TrainTest, AutomaticBatchSizeAndClassWeights) {
   TrainOptions o = options("auto");
   o.epochs = 1;
@@ -296,6 +381,12 @@ TEST_F(TrainTest, BadInputFailsBeforeAnythingIsWritten) {
   o = options("bad");
   o.model = "resnet";
   fails(o, "choose one of: unet unetsmall checkpointed_unet ternausnet");
+  o = options("bad");
+  o.nesterov = true;
+  fails(o, "nesterov needs optimizer sgd with a momentum above 0");
+  o = options("bad");
+  o.warmup_epochs = 4;
+  fails(o, "warmup_epochs must be between 0 and num_epochs (3)");
   o = options("bad");
   o.class_weighting = ClassWeighting::Given;
   o.class_weights = {1.0};

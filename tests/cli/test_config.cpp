@@ -177,6 +177,27 @@ TEST(TrainConfig, GeoDLKeysAndTheirVariants) {
   test::expectErrorContaining([&] { cli::trainOptionsFromConfig(cli::loadConfig(bad), bad); },
                               "training.class_weights has the value 'true', which is not one of false, auto, "
                               "or a list of numbers");
+  // geo-deep-learning's loss_fn and optimizer keys, in its spellings or GeoDL's; GeoDL's
+  // schedule keys.
+  const auto losses = write(dir, "l.yaml",
+                            "global:\n  data_path: .\ntraining:\n  loss_fn: OhemCrossEntropy\n  optimizer: sgd\n"
+                            "  momentum: 0.8\n  nesterov: true\n  scheduler: onecycle\n  warmup_epochs: 2\n");
+  const TrainOptions l = cli::trainOptionsFromConfig(cli::loadConfig(losses), losses);
+  EXPECT_EQ(l.loss, "ohem_ce");
+  EXPECT_EQ(l.optimizer, "sgd");
+  EXPECT_DOUBLE_EQ(l.momentum, 0.8);
+  EXPECT_TRUE(l.nesterov);
+  EXPECT_EQ(l.scheduler, "onecycle");
+  EXPECT_EQ(l.warmup_epochs, 2);
+  EXPECT_TRUE(cli::unknownKeys(cli::loadConfig(losses)).empty());
+  for (const auto& [spelling, name] : std::vector<std::pair<std::string, std::string>>{
+           {"CrossEntropy", "cross_entropy"}, {"Lovasz", "lovasz"}, {"Focal", "focal"}, {"ce_dice", "ce_dice"}}) {
+    const auto one = write(dir, "one.yaml", "global:\n  data_path: .\ntraining:\n  loss_fn: " + spelling + "\n");
+    EXPECT_EQ(cli::trainOptionsFromConfig(cli::loadConfig(one), one).loss, name) << spelling;
+  }
+  const auto adabound = write(dir, "a.yaml", "global:\n  data_path: .\ntraining:\n  optimizer: adabound\n");
+  test::expectErrorContaining([&] { cli::trainOptionsFromConfig(cli::loadConfig(adabound), adabound); },
+                              "training.optimizer has the value 'adabound', which is not one of adam, adamw, sgd");
   const auto text = write(dir, "t.yaml", "global:\n  data_path: .\ntraining:\n  num_epochs: many\n");
   test::expectErrorContaining([&] { cli::trainOptionsFromConfig(cli::loadConfig(text), text); },
                               "training.num_epochs has the value 'many', which is not a whole number from 1 "
