@@ -1042,5 +1042,29 @@ Rapport : %2</translation>
         <source>What training minimises: cross_entropy; dice (1 - soft Dice, per class); focal (cross-entropy weighted by (1 - p)^2, for hard pixels); lovasz (a surrogate of 1 - IoU); ce_dice (their sum); ohem_ce (cross-entropy on the pixels predicted at most 70% right, and at least the 100000 hardest).</source>
         <translation>Ce que l&apos;entraînement minimise : cross_entropy ; dice (1 - Dice souple, par classe) ; focal (entropie croisée pondérée par (1 - p)^2, pour les pixels difficiles) ; lovasz (un substitut de 1 - IoU) ; ce_dice (leur somme) ; ohem_ce (entropie croisée sur les pixels prédits justes à 70 % au plus, et au moins les 100000 plus difficiles).</translation>
     </message>
+    <message>
+        <source>Pretrained encoder (resnet models)</source>
+        <translation>Encodeur pré-entraîné (modèles resnet)</translation>
+    </message>
+    <message>
+        <source>A torch.save&apos;d state dict of torchvision&apos;s ResNet (or a whole DeepLabV3) for the resnet models&apos; encoder; other than 3 bands adapt the first convolution.</source>
+        <translation>Un state dict écrit par torch.save d&apos;un ResNet de torchvision (ou d&apos;un DeepLabV3 entier) pour l&apos;encodeur des modèles resnet ; avec un autre nombre de bandes que 3, la première convolution est adaptée.</translation>
+    </message>
+    <message>
+        <source>Epochs with the encoder frozen</source>
+        <translation>Époques avec l&apos;encodeur figé</translation>
+    </message>
+    <message>
+        <source>The encoder&apos;s weights stay as they are for the first N epochs (its learning rate is 0) while the decoder learns.</source>
+        <translation>Les poids de l&apos;encodeur restent tels quels pendant les N premières époques (son taux d&apos;apprentissage est 0) pendant que le décodeur apprend.</translation>
+    </message>
+    <message>
+        <source>Encoder learning rate factor</source>
+        <translation>Facteur du taux d&apos;apprentissage de l&apos;encodeur</translation>
+    </message>
+    <message>
+        <source>The encoder&apos;s learning rate is the schedule&apos;s times this, e.g. 0.1 for a pretrained encoder.</source>
+        <translation>Le taux d&apos;apprentissage de l&apos;encodeur est celui du programme multiplié par ce facteur, p. ex. 0,1 pour un encodeur pré-entraîné.</translation>
+    </message>
 </context>
 </TS>

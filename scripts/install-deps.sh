@@ -14,7 +14,7 @@ packages=(
   # command line, config, tests, benchmarks
   libcli11-dev libyaml-cpp-dev nlohmann-json3-dev libgtest-dev libbenchmark-dev
   # headless desktop tests; PyTorch and h5py for the reference scripts
-  xvfb xauth python3-torch python3-h5py python3-gdal
+  xvfb xauth python3-torch python3-torchvision python3-h5py python3-gdal
   # the distributed test watches a rank's file operations
   strace
 )

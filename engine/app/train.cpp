@@ -8,8 +8,10 @@
 #include <cmath>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
 #include <iomanip>
 #include <random>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -23,6 +25,7 @@
 #include "core/batch_probe.h"
 #include "core/device.h"
 #include "core/lr_schedule.h"
+#include "core/resnet_unet.h"
 #include "base/errors.h"
 #include "base/file_identity.h"
 #include "core/memory.h"
@@ -93,6 +96,9 @@ void validateOptions(const TrainOptions& o) {
   check(o.momentum >= 0 && o.momentum < 1, "momentum must be at least 0 and below 1");
   check(!o.nesterov || (o.optimizer == "sgd" && o.momentum > 0),
         "nesterov needs optimizer sgd with a momentum above 0 (momentum: 0.9, say)");
+  check(o.encoder_freeze_epochs >= 0 && o.encoder_freeze_epochs <= o.epochs,
+        "encoder_freeze_epochs must be between 0 and num_epochs (" + std::to_string(o.epochs) + ")");
+  check(o.encoder_lr_factor >= 0, "encoder_lr_factor cannot be negative");
   check(o.warmup_epochs >= 0 && o.warmup_epochs <= o.epochs,
         "warmup_epochs must be between 0 and num_epochs (" + std::to_string(o.epochs) + ")");
   check(o.patience >= 0, "patience cannot be negative (0 turns early stopping off)");
@@ -109,10 +115,25 @@ void validateOptions(const TrainOptions& o) {
   check(o.output_folder.empty() == false, "no output folder given (training.output_path)");
 }
 
+// The digest of a file's bytes (the pretrained encoder's, recorded in the model file); "" for
+// none or one that cannot be read.
+std::string fileDigest(const std::string& path) {
+  if (path.empty()) return "";
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return "";
+  uint64_t hash = kDigestStart;
+  std::vector<char> buffer(1 << 20);
+  while (file.read(buffer.data(), std::streamsize(buffer.size())) || file.gcount() > 0)
+    addToDigest(hash, buffer.data(), size_t(file.gcount()));
+  return digestText(hash);
+}
+
 json optionsToJson(const TrainOptions& o) {
   return {{"train_store", o.train_store}, {"val_store", o.val_store},
           {"model", o.model}, {"checkpoint", o.checkpoint}, {"dropout", o.dropout},
           {"dropout_probability", o.dropout_probability}, {"pretrained", o.pretrained},
+          {"pretrained_encoder", o.pretrained_encoder}, {"pretrained_encoder_digest", fileDigest(o.pretrained_encoder)},
+          {"encoder_freeze_epochs", o.encoder_freeze_epochs}, {"encoder_lr_factor", o.encoder_lr_factor},
           {"num_trn_samples", o.num_trn_samples}, {"num_val_samples", o.num_val_samples},
           {"rotate_limit", o.augmentation.rotate_limit},
           {"rotate_prob", o.augmentation.rotate_prob},
@@ -251,6 +272,16 @@ TrainPlan planTraining(const TrainOptions& options, TrainResult& result, OutputF
   if (options.class_weighting == ClassWeighting::Given && int(options.class_weights.size()) != plan.spec.classes)
     throw InputError("class_weights has " + std::to_string(options.class_weights.size()) + " values for " +
                      std::to_string(plan.spec.classes) + " classes; give one per class, or false, or auto");
+  if (!options.pretrained_encoder.empty()) {
+    if (!fs::exists(options.pretrained_encoder))
+      throw InputError("the pretrained encoder '" + options.pretrained_encoder +
+                       "' does not exist; fix training.pretrained_encoder or leave it out");
+    const auto a = modelSpecFromName(options.model).architecture;
+    if (a != Architecture::ResNet18UNet && a != Architecture::ResNet34UNet && a != Architecture::ResNet50UNet)
+      throw InputError("pretrained_encoder is for the resnet models (resnet18_unet, resnet34_unet, resnet50_unet), "
+                       "not " + options.model + (a == Architecture::TernausNet ? "; TernausNet takes VGG11 weights "
+                                                                                 "through pretrained" : ""));
+  }
   if (!options.pretrained.empty() && !fs::exists(options.pretrained))
     throw InputError("the pretrained weights '" + options.pretrained + "' do not exist; fix models." +
                      options.model + ".pretrained or set it to false");
@@ -279,7 +310,8 @@ TrainPlan planTraining(const TrainOptions& options, TrainResult& result, OutputF
                                          {"the report", result.report_path, FileKind::Other}},
                                         {{"the training store", options.train_store},
                                          {"the validation store", options.val_store},
-                                         {"the pretrained weights", options.pretrained}}))
+                                         {"the pretrained weights", options.pretrained},
+                                         {"the pretrained encoder", options.pretrained_encoder}}))
     progress.log(line);
   result.train_samples = plan.n_trn;
   result.val_samples = plan.n_val;
@@ -316,6 +348,9 @@ SegmentationModel buildModel(const TrainOptions& options, const ModelSpec& spec,
       for (const auto& w : loadPretrainedWeights(*model, options.pretrained)) progress.log("warning: " + w);
     progress.log("weights initialised from " + options.pretrained);
   }
+  if (!options.pretrained_encoder.empty() && !options.resume)
+    for (const auto& line : std::dynamic_pointer_cast<ResNetUNetImpl>(model)->loadPretrainedEncoder(options.pretrained_encoder))
+      progress.log("pretrained encoder: " + line);
   return model;
 }
 
@@ -477,19 +512,38 @@ ModelInfo describeModel(const TrainOptions& options, const TrainPlan& plan, cons
 }
 
 // One epoch's training pass: the record's losses, timings and speed.
-// The optimizer the options name, over `parameters`.
-std::unique_ptr<torch::optim::Optimizer> makeOptimizer(const TrainOptions& o, std::vector<torch::Tensor> parameters) {
+// The optimizer the options name, over the model's parameters: models with an encoder get
+// two groups, the encoder's first (its own learning rate, see encoderRate).
+std::unique_ptr<torch::optim::Optimizer> makeOptimizer(const TrainOptions& o, SegmentationModelImpl& model) {
   namespace optim = torch::optim;
+  std::vector<optim::OptimizerParamGroup> groups;
+  const auto encoder = model.encoderParameters();
+  if (encoder.empty()) {
+    groups.emplace_back(model.parameters());
+  } else {
+    std::set<const void*> in_encoder;
+    for (const auto& p : encoder) in_encoder.insert(p.unsafeGetTensorImpl());
+    std::vector<torch::Tensor> rest;
+    for (const auto& p : model.parameters())
+      if (!in_encoder.count(p.unsafeGetTensorImpl())) rest.push_back(p);
+    groups.emplace_back(encoder);
+    groups.emplace_back(rest);
+  }
   if (o.optimizer == "adamw")
-    return std::make_unique<optim::AdamW>(std::move(parameters),
+    return std::make_unique<optim::AdamW>(std::move(groups),
                                           optim::AdamWOptions(o.learning_rate).weight_decay(o.weight_decay));
   if (o.optimizer == "sgd")
-    return std::make_unique<optim::SGD>(std::move(parameters), optim::SGDOptions(o.learning_rate)
-                                                                   .momentum(o.momentum)
-                                                                   .nesterov(o.nesterov)
-                                                                   .weight_decay(o.weight_decay));
-  return std::make_unique<optim::Adam>(std::move(parameters),
+    return std::make_unique<optim::SGD>(std::move(groups), optim::SGDOptions(o.learning_rate)
+                                                               .momentum(o.momentum)
+                                                               .nesterov(o.nesterov)
+                                                               .weight_decay(o.weight_decay));
+  return std::make_unique<optim::Adam>(std::move(groups),
                                        optim::AdamOptions(o.learning_rate).weight_decay(o.weight_decay));
+}
+
+// The encoder group's share of the schedule's rate in `epoch` (1-based): 0 while frozen.
+double encoderRate(const TrainOptions& o, int epoch) {
+  return epoch <= o.encoder_freeze_epochs ? 0.0 : o.encoder_lr_factor;
 }
 
 // The learning-rate schedule of the run, with `steps_per_epoch` optimizer steps an epoch.
@@ -607,9 +661,19 @@ class TrainingRun {
       std::vector<double> val_losses;
       for (const auto& done : result_.epochs) val_losses.push_back(done.val_loss);
       const Schedule schedule = learningRateSchedule(options_, train_batches);
+      // With an encoder group (first), its rate is the schedule's times its factor (0 frozen).
+      const bool encoder_group = optimizer.param_groups().size() > 1;
+      const double encoder_share = encoderRate(options_, epoch);
+      if (encoder_group && options_.encoder_freeze_epochs > 0 && (epoch == 1 || epoch == options_.encoder_freeze_epochs + 1))
+        progress_.log(epoch <= options_.encoder_freeze_epochs
+                          ? "the encoder stays frozen for the first " + std::to_string(options_.encoder_freeze_epochs) +
+                                " epoch(s)"
+                          : "the encoder learns from epoch " + std::to_string(epoch));
       const auto set_rate = [&](int64_t b) {
         const double lr = learningRate(schedule, int64_t(e0) * train_batches + b, val_losses);
-        for (auto& group : optimizer.param_groups()) group.options().set_lr(lr);
+        auto& groups = optimizer.param_groups();
+        for (size_t g = 0; g < groups.size(); ++g)
+          groups[g].options().set_lr(encoder_group && g == 0 ? lr * encoder_share : lr);
       };
       r.learning_rate = learningRate(schedule, int64_t(e0) * train_batches, val_losses);
       torch::manual_seed(uint64_t(result_.seed) * 1000003ull + uint64_t(e0));  // dropout
@@ -782,7 +846,7 @@ TrainResult train(const TrainOptions& options, Progress& progress) {
     throw InputError("the checkpoint was trained with optimizer " + resumed->state.optimizer + ", not " +
                      options.optimizer + "; resume with --optimizer " + resumed->state.optimizer +
                      ", or run again without --resume (it starts from epoch 1)");
-  const auto optimizer_ptr = makeOptimizer(options, model->parameters());
+  const auto optimizer_ptr = makeOptimizer(options, *model);
   torch::optim::Optimizer& optimizer = *optimizer_ptr;
   RunState state;
   state.optimizer = options.optimizer;

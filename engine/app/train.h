@@ -33,6 +33,9 @@ struct TrainOptions {
   bool dropout = false;
   double dropout_probability = 0.5;
   std::string pretrained;   // GeoDL model file, torch.save'd state dict, or VGG11 (ternausnet)
+  std::string pretrained_encoder;  // the resnet models: torchvision's ResNet weights (torch.save'd)
+  int encoder_freeze_epochs = 0;   // the encoder's learning rate is 0 for these first epochs
+  double encoder_lr_factor = 1.0;  // the encoder's learning rate, relative to the others'
   int num_classes = 0;      // global.num_classes; 0: the store's
   int bands = 0;            // global.number_of_bands; 0: the store's
   int sample_size = 0;      // global.samples_size; 0: the store's

@@ -115,9 +115,10 @@ Checkpoint loadCheckpoint(const std::string& path) {
   c.state.best_epoch = state.at("best_epoch");
   c.state.since_best = state.at("since_best");
   c.state.optimizer = state.value("optimizer", std::string("adam"));
-  c.state.optimizer_lr = state.value("optimizer_lr", 0.0);
+  c.state.optimizer_lrs = state.value("optimizer_lrs", std::vector<double>{});
   for (const auto& r : state.at("epochs")) c.state.epochs.push_back(recordFromJson(r));
-  if (c.state.optimizer_lr == 0 && !c.state.epochs.empty()) c.state.optimizer_lr = c.state.epochs.back().learning_rate;
+  if (c.state.optimizer_lrs.empty() && !c.state.epochs.empty())
+    c.state.optimizer_lrs = {c.state.epochs.back().learning_rate};
   return c;
 }
 
@@ -126,7 +127,8 @@ void saveCheckpoint(const std::string& path, const ModelInfo& info, Segmentation
   json s = {{"epoch", state.epochs.empty() ? 0 : state.epochs.back().epoch}, {"seed", state.seed},
             {"batch_size", state.batch_size}, {"best", state.best}, {"best_epoch", state.best_epoch},
             {"since_best", state.since_best}, {"optimizer", state.optimizer},
-            {"optimizer_lr", optimizer.param_groups().front().options().get_lr()}, {"epochs", json::array()}};
+            {"optimizer_lrs", json::array()}, {"epochs", json::array()}};
+  for (auto& group : optimizer.param_groups()) s["optimizer_lrs"].push_back(group.options().get_lr());
   for (const auto& e : state.epochs) s["epochs"].push_back(recordToJson(e));
   saveModelFile(path, info, model, [&](torch::serialize::OutputArchive& archive) {
     torch::serialize::OutputArchive opt;
@@ -142,8 +144,9 @@ void restoreCheckpoint(Checkpoint& checkpoint, SegmentationModelImpl& model, tor
   optimizer.load(checkpoint.optimizer);
   // load() leaves the rate the optimizer was built with; the saved one is what the digest
   // covers (the schedule sets the rate again before every step).
-  if (checkpoint.state.optimizer_lr > 0)
-    for (auto& group : optimizer.param_groups()) group.options().set_lr(checkpoint.state.optimizer_lr);
+  auto& groups = optimizer.param_groups();
+  const auto& lrs = checkpoint.state.optimizer_lrs;
+  for (size_t g = 0; g < groups.size() && !lrs.empty(); ++g) groups[g].options().set_lr(lrs[std::min(g, lrs.size() - 1)]);
   if (!checkpoint.optimizer_digest.empty() && checkpoint.optimizer_digest != optimizerDigest(optimizer))
     throw InputError("the checkpoint is damaged: its optimizer state differs from the digest written when it "
                      "was saved (a bad copy or a failing disk); run again without --resume (it starts from "

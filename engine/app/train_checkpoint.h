@@ -21,10 +21,10 @@ struct RunState {
   int best_epoch = 0;
   int since_best = 0;
   std::string optimizer = "adam";  // whose state the checkpoint holds (before: always Adam's)
-  // The optimizer's learning rate when saved: LibTorch's load() keeps the rate the optimizer
-  // was built with, and the digest covers it (older checkpoints: the last epoch's rate,
-  // which the step schedule kept for the whole epoch).
-  double optimizer_lr = 0;
+  // The learning rate of each of the optimizer's groups when saved: LibTorch's load() keeps
+  // the rates the optimizer was built with, and the digest covers them (older checkpoints:
+  // one group at the last epoch's rate, which the step schedule kept for the whole epoch).
+  std::vector<double> optimizer_lrs;
   std::vector<EpochRecord> epochs;
 };
 

@@ -183,6 +183,23 @@ OptionTable<O> optimizationOptions() {
           .describe(GEODL_TR("Pretrained weights"),
                     GEODL_TR("A GeoDL model file to fine-tune, a torch.save'd state dict, or VGG11 weights for "
                              "ternausnet (False: none).")),
+      option("pretrained_encoder", &O::pretrained_encoder)
+          .path().config("training.pretrained_encoder", {"models.*.pretrained_encoder"}).cli("pretrained-encoder")
+          .qgis("PRETRAINED_ENCODER", true)
+          .describe(GEODL_TR("Pretrained encoder (resnet models)"),
+                    GEODL_TR("A torch.save'd state dict of torchvision's ResNet (or a whole DeepLabV3) for the "
+                             "resnet models' encoder; other than 3 bands adapt the first convolution.")),
+      option("encoder_freeze_epochs", &O::encoder_freeze_epochs)
+          .range(0, 100000).config("training.encoder_freeze_epochs").cli("encoder-freeze-epochs")
+          .qgis("ENCODER_FREEZE_EPOCHS", true)
+          .describe(GEODL_TR("Epochs with the encoder frozen"),
+                    GEODL_TR("The encoder's weights stay as they are for the first N epochs (its learning "
+                             "rate is 0) while the decoder learns.")),
+      option("encoder_lr_factor", &O::encoder_lr_factor)
+          .range(0, 100).config("training.encoder_lr_factor").cli("encoder-lr-factor").qgis("ENCODER_LR_FACTOR", true)
+          .describe(GEODL_TR("Encoder learning rate factor"),
+                    GEODL_TR("The encoder's learning rate is the schedule's times this, e.g. 0.1 for a "
+                             "pretrained encoder.")),
       augmentation("rotate_limit", &Augmentation::rotate_limit)
           .range(0, 180).cli("rotate-limit").qgis("ROTATE_LIMIT", true)
           .describe(GEODL_TR("Random rotation limit (degrees)"),

@@ -124,7 +124,9 @@ BatchProbeResult probeMaxBatch(const BatchProbeOptions& options, Progress& progr
   MemoryMeter meter(result.device);
   StepRunner runner(options, meter, result.device);
   progress.report(0.02, "warming up");
-  runner.step(1);  // gradients and optimizer state now exist
+  // Gradients and optimizer state now exist. A batch of 2, as the measurements: BatchNorm
+  // refuses one sample where a ResNet's deepest features are 1x1 (32 px samples).
+  runner.step(2);
 
   // Memory is affine in the batch size: two small batches give the line. Batches of 2
   // and 4 rather than 1: some kernels take another path for a single sample.

@@ -8,8 +8,9 @@
 namespace geodl {
 
 const std::vector<std::string>& modelNames() {
-  static const std::vector<std::string> names = {"unet", "unetsmall", "checkpointed_unet",
-                                                 "ternausnet"};
+  // New names go at the end: QGIS saves the model parameter as an index into this list.
+  static const std::vector<std::string> names = {"unet",          "unetsmall",     "checkpointed_unet", "ternausnet",
+                                                 "resnet18_unet", "resnet34_unet", "resnet50_unet"};
   return names;
 }
 
@@ -18,6 +19,9 @@ std::string architectureName(Architecture architecture) {
     case Architecture::UNet: return "unet";
     case Architecture::UNetSmall: return "unetsmall";
     case Architecture::TernausNet: return "ternausnet";
+    case Architecture::ResNet18UNet: return "resnet18_unet";
+    case Architecture::ResNet34UNet: return "resnet34_unet";
+    case Architecture::ResNet50UNet: return "resnet50_unet";
   }
   return "unknown";
 }
@@ -33,6 +37,12 @@ ModelSpec modelSpecFromName(const std::string& name) {
     spec.checkpoint = true;
   } else if (name == "ternausnet") {
     spec.architecture = Architecture::TernausNet;
+  } else if (name == "resnet18_unet") {
+    spec.architecture = Architecture::ResNet18UNet;
+  } else if (name == "resnet34_unet") {
+    spec.architecture = Architecture::ResNet34UNet;
+  } else if (name == "resnet50_unet") {
+    spec.architecture = Architecture::ResNet50UNet;
   } else {
     std::ostringstream msg;
     msg << "unknown model '" << name << "'; choose one of:";

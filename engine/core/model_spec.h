@@ -7,7 +7,7 @@
 
 namespace geodl {
 
-enum class Architecture { UNet, UNetSmall, TernausNet };
+enum class Architecture { UNet, UNetSmall, TernausNet, ResNet18UNet, ResNet34UNet, ResNet50UNet };
 
 struct ModelSpec {
   Architecture architecture = Architecture::UNetSmall;
@@ -29,7 +29,7 @@ const std::vector<std::string>& modelNames();
 // valid names when the name is unknown.
 ModelSpec modelSpecFromName(const std::string& name);
 
-// The canonical name of an architecture (unet, unetsmall, ternausnet).
+// The canonical name of an architecture (unet, unetsmall, ternausnet, resnet18_unet...).
 std::string architectureName(Architecture architecture);
 
 // Throws InputError when bands, classes or the dropout probability are out of range.

@@ -1,9 +1,30 @@
 #include "core/models.h"
 
+#include <fstream>
+#include <iterator>
+
+#include "base/errors.h"
+
+#include "core/resnet_unet.h"
 #include "core/ternausnet.h"
 #include "core/unet.h"
 
 namespace geodl {
+
+c10::Dict<c10::IValue, c10::IValue> readTorchSavedDict(const std::string& path, const std::string& what,
+                                                       const std::string& where, const std::string& fix) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw InputError("cannot read the " + what + " '" + path + "': check the path" + where);
+  std::vector<char> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  c10::IValue value;
+  try {
+    value = torch::pickle_load(bytes);
+  } catch (const c10::Error& e) {
+    throw InputError("'" + path + "' is not a file written by torch.save: " + e.what_without_backtrace());
+  }
+  if (!value.isGenericDict()) throw InputError("'" + path + "' holds no dictionary of tensors; " + fix);
+  return value.toGenericDict();
+}
 
 SegmentationModel makeModel(const ModelSpec& spec) {
   validate(spec);
@@ -26,6 +47,15 @@ SegmentationModel makeModel(const ModelSpec& spec) {
       auto model = std::make_shared<TernausNetImpl>(options);
       if (!spec.pretrained.empty()) model->loadPretrainedEncoder(spec.pretrained);
       return model;
+    }
+    case Architecture::ResNet18UNet:
+    case Architecture::ResNet34UNet:
+    case Architecture::ResNet50UNet: {
+      const int depth = spec.architecture == Architecture::ResNet18UNet   ? 18
+                        : spec.architecture == Architecture::ResNet34UNet ? 34
+                                                                          : 50;
+      return std::make_shared<ResNetUNetImpl>(
+          ResNetUNetOptions(spec.bands, spec.classes, depth).checkpoint(spec.checkpoint));
     }
   }
   throw std::logic_error("unhandled architecture");

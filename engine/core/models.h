@@ -15,8 +15,17 @@ struct SegmentationModelImpl : torch::nn::Module {
   // Checkpointing can be switched at any time; it never changes the maths.
   virtual void setCheckpointing(bool enabled) = 0;
   virtual bool checkpointing() const = 0;
+  // The pretrained-encoder part (its own learning rate, frozen for the first epochs);
+  // empty for models without one.
+  virtual std::vector<torch::Tensor> encoderParameters() { return {}; }
 };
 using SegmentationModel = std::shared_ptr<SegmentationModelImpl>;
+
+// The dict a file written by torch.save holds. InputError when the file cannot be read
+// ("cannot read the <what> '<path>': check the path<where>"), is not torch.save's, or holds
+// no dict ("'<path>' holds no dictionary of tensors; <fix>").
+c10::Dict<c10::IValue, c10::IValue> readTorchSavedDict(const std::string& path, const std::string& what,
+                                                       const std::string& where, const std::string& fix);
 
 // Builds the model a spec describes (validated first). TernausNet loads its pretrained
 // encoder when spec.pretrained names a file.

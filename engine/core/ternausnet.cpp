@@ -1,7 +1,5 @@
 #include "core/ternausnet.h"
 
-#include <fstream>
-#include <iterator>
 
 #include "core/checkpoint.h"
 #include "core/unet_functions.h"
@@ -189,22 +187,8 @@ Tensor TernausNetImpl::forward(Tensor x) {
 }
 
 void TernausNetImpl::loadPretrainedEncoder(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file)
-    throw InputError("cannot read the pretrained encoder file '" + path +
-                     "': check the path (see README, \"Pretrained weights\")");
-  std::vector<char> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-  c10::IValue value;
-  try {
-    value = torch::pickle_load(bytes);
-  } catch (const c10::Error& e) {
-    throw InputError("'" + path + "' is not a file written by torch.save: " +
-                     e.what_without_backtrace());
-  }
-  if (!value.isGenericDict())
-    throw InputError("'" + path + "' holds no dictionary of tensors; save vgg11().features' "
-                     "state_dict as a dict (see README, \"Pretrained weights\")");
-  auto dict = value.toGenericDict();
+  auto dict = readTorchSavedDict(path, "pretrained encoder file", " (see README, \"Pretrained weights\")",
+                                 "save vgg11().features' state_dict as a dict (see README, \"Pretrained weights\")");
   torch::NoGradGuard no_grad;
   for (int index : kVggConvIndices) {
     auto* c = encoder->ptr(index)->as<nn::Conv2dImpl>();

@@ -55,7 +55,9 @@ TEST(OptionTables, EveryOptionIsDeclaredOnceWithADefaultInItsRange) {
                     "NUM_TRN_SAMPLES", "NUM_VAL_SAMPLES", "PATIENCE", "BEST_METRIC", "MEMORY_BUDGET_MIB", "SEED",
                     "DETERMINISTIC", "THREADS", "DEVICE", "PRECISION", "BF16", "RESUME", "OUTPUT_MODEL",
                     // Added with the losses, optimizers and schedules (optional: older models load).
-                    "LOSS", "OPTIMIZER", "MOMENTUM", "NESTEROV", "SCHEDULER", "WARMUP_EPOCHS"});
+                    "LOSS", "OPTIMIZER", "MOMENTUM", "NESTEROV", "SCHEDULER", "WARMUP_EPOCHS",
+                    // Added with the ResNet UNets' pretrained encoders.
+                    "PRETRAINED_ENCODER", "ENCODER_FREEZE_EPOCHS", "ENCODER_LR_FACTOR"});
   expectWellFormed(classifyOptionTable(),
                    {"INPUT", "MODEL", "WINDOW", "OVERLAP", "BATCH_SIZE", "TTA", "EXTENT", "MASK", "MIN_AREA", "COG",
                     "DEVICE", "PRECISION", "THREADS", "OUTPUT", "PROBABILITIES", "POLYGONS", "MEMORY_BUDGET_MIB"});

@@ -303,6 +303,50 @@ TEST_F(TrainTest, ResumesAfterTheRateHasDecayed) {
   EXPECT_DOUBLE_EQ(r.epochs.back().learning_rate, 1e-3 * 0.9 * 0.9);
 }
 
+// A ResNet UNet from a pretrained encoder file: loaded (and said so), left as it is while
+// frozen, its source and digest recorded in the model file; a model without such an
+// encoder refuses one.
+TEST_F(TrainTest, PretrainedEncoderLoadsFreezesAndIsRecorded) {
+  const std::string file = dir_.path("resnet18.pt");
+  if (!test::runPythonReference("write_torchvision_encoder.py", "resnet18 " + file))
+    GTEST_SKIP() << "python3-torch and python3-torchvision are not installed";
+  struct Log : Progress {
+    void report(double, const std::string&) override {}
+    bool cancelled() const override { return false; }
+    void log(const std::string& line) override { lines += line + "\n"; }
+    std::string lines;
+  } log;
+  TrainOptions o = options("pretrained");
+  o.model = "resnet18_unet";
+  o.pretrained_encoder = file;
+  o.encoder_freeze_epochs = 1;
+  o.epochs = 1;
+  const TrainResult r = train(o, log);
+  EXPECT_NE(log.lines.find("pretrained encoder: 120 resnet18 encoder tensors loaded from " + file), std::string::npos)
+      << log.lines;
+  EXPECT_NE(log.lines.find("the encoder stays frozen for the first 1 epoch(s)"), std::string::npos);
+  const auto state = test::loadPickledDict(file);
+  const auto trained = loadModelFile(r.model_path);
+  for (const auto& p : trained.model->named_parameters())
+    if (p.key().rfind("encoder.", 0) == 0)
+      EXPECT_TRUE(torch::equal(p.value(), state.at(p.key().substr(8)).toTensor())) << p.key() << " moved while frozen";
+  const ModelInfo info = readModelInfo(r.model_path);
+  EXPECT_NE(info.training_json.find("\"pretrained_encoder\":\"" + file + "\""), std::string::npos);
+  EXPECT_NE(info.training_json.find("\"pretrained_encoder_digest\":\""), std::string::npos);
+  EXPECT_EQ(info.training_json.find("\"pretrained_encoder_digest\":\"\""), std::string::npos);
+  // Unfrozen with a factor: the encoder learns.
+  o = options("unfrozen");
+  o.model = "resnet18_unet";
+  o.pretrained_encoder = file;
+  o.encoder_lr_factor = 0.1;
+  o.epochs = 1;
+  const auto moved = loadModelFile(train(o, log).model_path);
+  EXPECT_FALSE(torch::equal(moved.model->named_parameters()["encoder.conv1.weight"], state.at("conv1.weight").toTensor()));
+  o = options("wrong_model");
+  o.pretrained_encoder = file;
+  expectErrorContaining([&] { train(o, log); }, "pretrained_encoder is for the resnet models");
+}
+
 TEST_F(TrainTest, AutomaticBatchSizeAndClassWeights) {
   TrainOptions o = options("auto");
   o.epochs = 1;
@@ -380,7 +424,7 @@ TEST_F(TrainTest, BadInputFailsBeforeAnythingIsWritten) {
   fails(o, "the training set has 24 samples, fewer than one batch of 25");
   o = options("bad");
   o.model = "resnet";
-  fails(o, "choose one of: unet unetsmall checkpointed_unet ternausnet");
+  fails(o, "choose one of: unet unetsmall checkpointed_unet ternausnet resnet18_unet resnet34_unet resnet50_unet");
   o = options("bad");
   o.nesterov = true;
   fails(o, "nesterov needs optimizer sgd with a momentum above 0");

@@ -34,7 +34,8 @@ TEST(ModelSpec, UnknownNameListsTheValidOnes) {
     FAIL() << "no error";
   } catch (const InputError& e) {
     EXPECT_STREQ(e.what(),
-                 "unknown model 'deeplab'; choose one of: unet unetsmall checkpointed_unet ternausnet");
+                 "unknown model 'deeplab'; choose one of: unet unetsmall checkpointed_unet ternausnet resnet18_unet "
+                 "resnet34_unet resnet50_unet");
   }
 }
 

@@ -1,0 +1,118 @@
+// UNet on a ResNet encoder (resnet18_unet, resnet34_unet, resnet50_unet): torchvision's
+// ResNet, its layout and parameter names, with segmentation-models-pytorch's UNet decoder.
+//
+// Encoder (torchvision's resnet18/34/50 without avgpool and fc): conv1 7x7 stride 2, bn1,
+// ReLU (stride 2, 64 channels); maxpool 3x3 stride 2 and layer1; layer2, layer3, layer4
+// (strides 4, 8, 16, 32). BasicBlocks (18: 2-2-2-2, 34: 3-4-6-3) or Bottlenecks (50:
+// 3-4-6-3, expansion 4, the stride in the 3x3 convolution): features of 64-64-128-256-512
+// or 64-256-512-1024-2048 channels.
+//
+// Decoder (smp's UnetDecoder, decoder channels 256-128-64-32-16, no centre, no attention):
+// block i takes x (the deepest features first), upsamples it x2 by nearest neighbour,
+// concatenates the skip of that resolution (layer3, layer2, layer1, the stem; none for the
+// last) and applies twice conv 3x3 (no bias), BatchNorm, ReLU. The head is a 3x3
+// convolution to the classes. Names follow smp's Unet: encoder.*, decoder.blocks.N.conv1.0
+// (conv), .conv1.1 (BatchNorm), conv2 likewise, segmentation_head.0.
+//
+// Inputs whose sides are not multiples of 32 are padded by reflection to the next multiple
+// and the logits cropped back. Checkpointing recomputes each encoder stage and decoder
+// block in backward. Inference on the CPU folds every BatchNorm into its convolution and
+// runs channels last.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <vector>
+
+#include "core/models.h"
+
+namespace geodl {
+
+// Residual blocks, torchvision's: conv1, bn1, conv2, bn2 (, conv3, bn3), downsample.
+struct ResNetBlockImpl : torch::nn::Module {
+  ResNetBlockImpl(int64_t in, int64_t planes, int64_t stride, bool bottleneck);
+  torch::Tensor forward(const torch::Tensor& x);
+  // The same with each BatchNorm folded into its convolution (inference).
+  torch::Tensor fusedForward(const torch::Tensor& x);
+  bool bottleneck = false;
+  torch::nn::Conv2d conv1{nullptr}, conv2{nullptr}, conv3{nullptr};
+  torch::nn::BatchNorm2d bn1{nullptr}, bn2{nullptr}, bn3{nullptr};
+  torch::nn::Sequential downsample{nullptr};  // conv 1x1 stride s, BatchNorm; or none
+};
+TORCH_MODULE(ResNetBlock);
+
+struct ResNetEncoderImpl : torch::nn::Module {
+  ResNetEncoderImpl(int64_t in_channels, int depth);  // depth 18, 34 or 50
+  // The stem's and the four layers' features (strides 2, 4, 8, 16, 32).
+  std::vector<torch::Tensor> forward(const torch::Tensor& x);
+  // Stage s (0: stem, 1-4: layers) alone; fused: BatchNorm folded (inference).
+  torch::Tensor stage(int s, const torch::Tensor& x, bool fused = false);
+  std::vector<int64_t> channels() const;  // of the five features
+  int depth = 18;
+  torch::nn::Conv2d conv1{nullptr};
+  torch::nn::BatchNorm2d bn1{nullptr};
+  torch::nn::Sequential layer1{nullptr}, layer2{nullptr}, layer3{nullptr}, layer4{nullptr};
+};
+TORCH_MODULE(ResNetEncoder);
+
+// smp's DecoderBlock: nearest x2, concatenation with the skip, two conv-BN-ReLU.
+struct UnetDecoderBlockImpl : torch::nn::Module {
+  UnetDecoderBlockImpl(int64_t in, int64_t skip, int64_t out);
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& skip, bool fused = false);
+  torch::nn::Sequential conv1{nullptr}, conv2{nullptr};  // Conv2d, BatchNorm2d, ReLU
+};
+TORCH_MODULE(UnetDecoderBlock);
+
+// smp's UnetDecoder: its blocks, deepest first.
+struct UnetDecoderImpl : torch::nn::Module {
+  UnetDecoderImpl(const std::vector<int64_t>& encoder_channels, const std::vector<int64_t>& decoder_channels);
+  torch::nn::ModuleList blocks{nullptr};
+};
+TORCH_MODULE(UnetDecoder);
+
+struct ResNetUNetOptions {
+  ResNetUNetOptions(int64_t in_channels, int64_t classes, int depth)
+      : in_channels_(in_channels), classes_(classes), depth_(depth) {}
+  TORCH_ARG(int64_t, in_channels);
+  TORCH_ARG(int64_t, classes);
+  TORCH_ARG(int, depth);
+  TORCH_ARG(bool, checkpoint) = false;
+};
+
+struct ResNetUNetImpl : SegmentationModelImpl {
+  explicit ResNetUNetImpl(const ResNetUNetOptions& options);
+  torch::Tensor forward(torch::Tensor images) override;
+  void setCheckpointing(bool enabled) override { options.checkpoint(enabled); }
+  bool checkpointing() const override { return options.checkpoint(); }
+  std::vector<torch::Tensor> encoderParameters() override { return encoder->parameters(); }
+
+  // Loads torchvision's ResNet weights into the encoder from a torch.save'd state dict (a
+  // ResNet's, a whole DeepLabV3's under backbone., or smp's under encoder.; fc and
+  // classifiers are left out). Every name and shape is checked: InputError names the first
+  // missing or mismatched one. With other than 3 bands the first convolution is adapted
+  // (see adaptFirstConvolution). Returns what the log says.
+  std::vector<std::string> loadPretrainedEncoder(const std::string& path);
+
+  ResNetUNetOptions options;
+  ResNetEncoder encoder{nullptr};
+  UnetDecoder decoder{nullptr};
+  torch::nn::Sequential segmentation_head{nullptr};
+
+ private:
+  torch::Tensor run(const torch::Tensor& padded, bool lean, bool fused);
+  // The stem's conv1 and bn1, not registered (their names stay the encoder's): what its
+  // checkpoint restores and differentiates.
+  std::shared_ptr<torch::nn::Module> stem_;
+};
+
+// RGB filters (out, 3, k, k) for `bands` bands: the first min(bands, 3) keep theirs, extra
+// bands get the mean of the three, and all are scaled by 3 / bands, so that an image whose
+// bands are alike gives the activations the RGB filters gave.
+torch::Tensor adaptFirstConvolution(const torch::Tensor& rgb, int64_t bands);
+
+// Folds BatchNorm `bn` (its running statistics) into convolution `conv`: the weight and
+// bias of the one convolution that computes bn(conv(x)) in inference.
+std::pair<torch::Tensor, torch::Tensor> foldBatchNorm(const torch::nn::Conv2dImpl& conv,
+                                                      const torch::nn::BatchNorm2dImpl& bn);
+
+}  // namespace geodl
