@@ -67,6 +67,16 @@ TEST_P(TorchvisionResNet, SameNamesAndFeaturesAsTorchvision) {
 
 INSTANTIATE_TEST_SUITE_P(Depths, TorchvisionResNet, ::testing::Values(18, 34, 50));
 
+// segmentation-models-pytorch's Unet("resnet34") with one class has 24,436,369 parameters
+// (its summary's figure); the 18 and 50 differ from it only in the encoder, which the
+// torchvision test checks.
+TEST(ResNetUNet, ParameterCountIsSmps) {
+  ModelSpec s = modelSpecFromName("resnet34_unet");
+  s.bands = 3;
+  s.classes = 1;
+  EXPECT_EQ(parameterCount(s), 24436369);
+}
+
 TEST(ResNetUNet, LogitsAtTheInputSizeWithSmpsNames) {
   torch::manual_seed(0);
   for (const std::string name : {"resnet18_unet", "resnet50_unet"}) {
