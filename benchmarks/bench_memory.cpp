@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -30,6 +31,14 @@ struct Row {
   geodl::BatchProbeResult probe;
   geodl::StepMeasurement step;
 };
+
+// The CPU's model name (/proc/cpuinfo), for the figures to say where they were measured.
+std::string cpuModelName() {
+  std::ifstream info("/proc/cpuinfo");
+  for (std::string line; std::getline(info, line);)
+    if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos) return line.substr(line.find(':') + 2);
+  return "unknown CPU";
+}
 
 }  // namespace
 
@@ -100,6 +109,8 @@ int main(int argc, char** argv) {
   }
 
   const auto& first = rows.front().probe;
+  std::printf("%s; bf16 instructions: %s\n", cpuModelName().c_str(),
+              geodl::cpuBf16Instructions().empty() ? "none" : geodl::cpuBf16Instructions().c_str());
   std::printf("device %s, %s, %d threads, %dx%d samples, %d bands, %d classes, budget %.0f MiB, "
               "step time at batch %d (mean of %d steps)\n\n",
               first.device.c_str(), precision.c_str(), first.threads, sample_size, sample_size, bands, classes,

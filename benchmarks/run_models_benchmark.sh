@@ -4,8 +4,9 @@
 # 23429155_15 validation), each model trained from random initialization for the same
 # epochs, batch, learning rate, augmentation and threads. Prints building IoU (last epoch
 # and best), mean IoU, training samples per second and peak resident memory per run.
-# GEODL_BENCH_RUNS lists MODEL:LOSS runs (default: unetsmall, the three ResNet UNets with
-# cross-entropy, and unetsmall with dice and ce_dice); GEODL_BENCH_SEED sets the seed.
+# GEODL_BENCH_RUNS lists MODEL:LOSS runs (default: unetsmall, the three ResNet UNets, UNet++
+# and the two DeepLabs with cross-entropy, and unetsmall with dice and ce_dice);
+# GEODL_BENCH_SEED sets the seed.
 # Usage: benchmarks/run_models_benchmark.sh BUILD_DIR [EPOCHS] [BATCH]
 set -euo pipefail
 here=$(dirname "$(realpath "$0")")
@@ -17,7 +18,7 @@ data=${GEODL_DATA:-$here/../../shared/data/massachusetts}
 [ -d "$data" ] || { echo "no Massachusetts data in $data (set GEODL_DATA)"; exit 1; }
 data=$(realpath "$data")
 work=${GEODL_BENCH_DIR:-$build/bench-models}
-runs=${GEODL_BENCH_RUNS:-"unetsmall:cross_entropy resnet18_unet:cross_entropy resnet34_unet:cross_entropy resnet50_unet:cross_entropy unetsmall:dice unetsmall:ce_dice"}
+runs=${GEODL_BENCH_RUNS:-"unetsmall:cross_entropy resnet18_unet:cross_entropy resnet34_unet:cross_entropy resnet50_unet:cross_entropy resnet34_unetplusplus:cross_entropy deeplabv3_resnet50:cross_entropy deeplabv3plus_resnet50:cross_entropy unetsmall:dice unetsmall:ce_dice"}
 seed=${GEODL_BENCH_SEED:-1}
 rm -rf "$work" && mkdir -p "$work"
 cat > "$work/massachusetts.csv" <<CSV

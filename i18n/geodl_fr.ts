@@ -1047,10 +1047,6 @@ Rapport : %2</translation>
         <translation>Encodeur pré-entraîné (modèles resnet)</translation>
     </message>
     <message>
-        <source>A torch.save&apos;d state dict of torchvision&apos;s ResNet (or a whole DeepLabV3) for the resnet models&apos; encoder; other than 3 bands adapt the first convolution.</source>
-        <translation>Un state dict écrit par torch.save d&apos;un ResNet de torchvision (ou d&apos;un DeepLabV3 entier) pour l&apos;encodeur des modèles resnet ; avec un autre nombre de bandes que 3, la première convolution est adaptée.</translation>
-    </message>
-    <message>
         <source>Epochs with the encoder frozen</source>
         <translation>Époques avec l&apos;encodeur figé</translation>
     </message>
@@ -1065,6 +1061,10 @@ Rapport : %2</translation>
     <message>
         <source>The encoder&apos;s learning rate is the schedule&apos;s times this, e.g. 0.1 for a pretrained encoder.</source>
         <translation>Le taux d&apos;apprentissage de l&apos;encodeur est celui du programme multiplié par ce facteur, p. ex. 0,1 pour un encodeur pré-entraîné.</translation>
+    </message>
+    <message>
+        <source>A torch.save&apos;d state dict of torchvision&apos;s ResNet (or a whole DeepLabV3) for the encoder of the models on a ResNet (resnet*, deeplabv3*); other than 3 bands adapt the first convolution.</source>
+        <translation>Un state dict d&apos;un ResNet de torchvision (ou d&apos;un DeepLabV3 entier) enregistré par torch.save, pour l&apos;encodeur des modèles sur un ResNet (resnet*, deeplabv3*) ; avec un autre nombre de bandes que 3, la première convolution est adaptée.</translation>
     </message>
 </context>
 </TS>

@@ -137,9 +137,19 @@ BatchLoader::~BatchLoader() {
   for (auto& t : impl_->workers) t.join();
 }
 
+namespace {
+
+// The epoch's batches, before they are shared among ranks.
+int64_t totalBatches(const LoaderOptions& o) {
+  const int64_t total = (o.samples + o.batch_size - 1) / o.batch_size;
+  return o.drop_single && o.batch_size > 1 && total > 1 && o.samples % o.batch_size == 1 ? total - 1 : total;
+}
+
+}  // namespace
+
 int64_t BatchLoader::batchesPerEpoch() const {
   const auto& o = impl_->options;
-  const int64_t total = (o.samples + o.batch_size - 1) / o.batch_size;
+  const int64_t total = totalBatches(o);
   if (o.equal_shares) return total / o.world_size;
   return total / o.world_size + (o.rank < total % o.world_size ? 1 : 0);
 }
@@ -156,7 +166,7 @@ void BatchLoader::startEpoch(int epoch) {
   }
   std::vector<std::vector<int64_t>> plan;
   int64_t b = 0;
-  const int64_t last = o.equal_shares ? batchesPerEpoch() * o.world_size : std::numeric_limits<int64_t>::max();
+  const int64_t last = o.equal_shares ? batchesPerEpoch() * o.world_size : totalBatches(o);
   for (size_t start = 0; start < order.size() && b < last; start += size_t(o.batch_size), ++b) {
     if (b % o.world_size != o.rank) continue;
     const size_t end = std::min(order.size(), start + size_t(o.batch_size));

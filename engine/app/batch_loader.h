@@ -33,6 +33,10 @@ struct LoaderOptions {
   // Every rank takes the same number of batches (total / world_size; the rest are left for
   // the epoch): training steps are collectives, so no rank may take one more.
   bool equal_shares = false;
+  // A last batch of a single sample is left out of the epoch (training: BatchNorm needs
+  // two values per channel, and one sample's statistics are noise). The order changes
+  // every epoch, so another sample waits each time.
+  bool drop_single = false;
 };
 
 class BatchLoader {

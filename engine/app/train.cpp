@@ -25,7 +25,6 @@
 #include "core/batch_probe.h"
 #include "core/device.h"
 #include "core/lr_schedule.h"
-#include "core/resnet_unet.h"
 #include "base/errors.h"
 #include "base/file_identity.h"
 #include "core/memory.h"
@@ -269,6 +268,11 @@ TrainPlan planTraining(const TrainOptions& options, TrainResult& result, OutputF
   if (options.batch_size > plan.n_trn)
     throw InputError("the training set has " + std::to_string(plan.n_trn) + " samples, fewer than one batch of " +
                      std::to_string(options.batch_size) + "; lower batch_size or create more samples");
+  const int least = minimumTrainingBatch(plan.spec.architecture);
+  if (options.batch_size > 0 && options.batch_size < least)
+    throw InputError(options.model + " trains on batches of at least " + std::to_string(least) +
+                     " samples (the BatchNorm after its image pooling sees one value per channel and sample); "
+                     "set batch_size to " + std::to_string(least) + " or more");
   if (options.class_weighting == ClassWeighting::Given && int(options.class_weights.size()) != plan.spec.classes)
     throw InputError("class_weights has " + std::to_string(options.class_weights.size()) + " values for " +
                      std::to_string(plan.spec.classes) + " classes; give one per class, or false, or auto");
@@ -277,9 +281,9 @@ TrainPlan planTraining(const TrainOptions& options, TrainResult& result, OutputF
       throw InputError("the pretrained encoder '" + options.pretrained_encoder +
                        "' does not exist; fix training.pretrained_encoder or leave it out");
     const auto a = modelSpecFromName(options.model).architecture;
-    if (a != Architecture::ResNet18UNet && a != Architecture::ResNet34UNet && a != Architecture::ResNet50UNet)
-      throw InputError("pretrained_encoder is for the resnet models (resnet18_unet, resnet34_unet, resnet50_unet), "
-                       "not " + options.model + (a == Architecture::TernausNet ? "; TernausNet takes VGG11 weights "
+    if (!hasResNetEncoder(a))
+      throw InputError("pretrained_encoder is for the models on a ResNet encoder (" + resnetModelNames() + "), not " +
+                       options.model + (a == Architecture::TernausNet ? "; TernausNet takes VGG11 weights "
                                                                                  "through pretrained" : ""));
   }
   if (!options.pretrained.empty() && !fs::exists(options.pretrained))
@@ -343,13 +347,13 @@ SegmentationModel buildModel(const TrainOptions& options, const ModelSpec& spec,
   SegmentationModel model = makeModel(plain);
   if (!options.pretrained.empty() && !options.resume) {
     if (spec.architecture == Architecture::TernausNet && !isModelFile(options.pretrained))
-      std::dynamic_pointer_cast<TernausNetImpl>(model)->loadPretrainedEncoder(options.pretrained);
+      std::dynamic_pointer_cast<TernausNetImpl>(model)->loadVgg11Encoder(options.pretrained);
     else
       for (const auto& w : loadPretrainedWeights(*model, options.pretrained)) progress.log("warning: " + w);
     progress.log("weights initialised from " + options.pretrained);
   }
   if (!options.pretrained_encoder.empty() && !options.resume)
-    for (const auto& line : std::dynamic_pointer_cast<ResNetUNetImpl>(model)->loadPretrainedEncoder(options.pretrained_encoder))
+    for (const auto& line : model->loadPretrainedEncoder(options.pretrained_encoder))
       progress.log("pretrained encoder: " + line);
   return model;
 }
@@ -418,14 +422,15 @@ int chooseBatchSize(const TrainOptions& options, const TrainPlan& plan, const Ch
                    std::to_string(options.batch_size) + "), so that the run continues as it began");
     return batch;
   }
-  if (options.batch_size > 0) return options.batch_size;
+  if (options.batch_size > 0) return options.batch_size;  // checked by the plan
+  const int least = minimumTrainingBatch(plan.spec.architecture);
   const BatchProbeOptions probe = probeOptions(options, plan, result);
   progress.log("finding the largest batch that fits " + fixed(probe.budget_mib, 0) + " MiB...");
   SubProgress probe_progress(progress, 0.0, 0.0);
   const BatchProbeResult found = probeMaxBatch(probe, probe_progress);
-  if (found.max_batch < 1)
-    throw InputError("not even one sample of " + std::to_string(probe.sample_size) +
-                     " pixels fits the memory budget of " + fixed(probe.budget_mib, 0) +
+  if (found.max_batch < least)
+    throw InputError(std::string(least == 1 ? "not even one sample" : "not even a batch of " + std::to_string(least)) +
+                     " of " + std::to_string(probe.sample_size) + " pixels fits the memory budget of " + fixed(probe.budget_mib, 0) +
                      " MiB; raise memory_budget_mib, turn checkpointing on, or use smaller samples");
   result.batch_size_probed = true;
   progress.log("batch size " + std::to_string(found.max_batch) + " (automatic: " +
@@ -477,6 +482,7 @@ LoaderOptions loaderOptions(const TrainOptions& options, const TrainPlan& plan, 
   lo.rank = options.world.rank;
   lo.world_size = options.world.size;
   lo.equal_shares = training;  // every rank takes as many steps (a step is a collective)
+  lo.drop_single = training;
   return lo;
 }
 
@@ -867,6 +873,9 @@ TrainResult train(const TrainOptions& options, Progress& progress) {
   if (resumed)
     progress.log("resuming after epoch " + std::to_string(result.first_epoch - 1) + " from " + result.checkpoint_path);
   progress.log(startLine(options, plan, result, ranks, sync_batchnorm != nullptr));
+  if (result.batch_size > 1 && plan.n_trn > result.batch_size && plan.n_trn % result.batch_size == 1)
+    progress.log("each epoch leaves out its last batch of one sample (BatchNorm needs two; the order changes "
+                 "every epoch, so a different sample waits each time)");
 
   // 3 and 4. The epochs, each validated, then its outputs written.
   TrainingRun(options, plan, result, ranks, progress)

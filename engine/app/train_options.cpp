@@ -188,7 +188,8 @@ OptionTable<O> optimizationOptions() {
           .qgis("PRETRAINED_ENCODER", true)
           .describe(GEODL_TR("Pretrained encoder (resnet models)"),
                     GEODL_TR("A torch.save'd state dict of torchvision's ResNet (or a whole DeepLabV3) for the "
-                             "resnet models' encoder; other than 3 bands adapt the first convolution.")),
+                             "encoder of the models on a ResNet (resnet*, deeplabv3*); other than 3 bands adapt "
+                             "the first convolution.")),
       option("encoder_freeze_epochs", &O::encoder_freeze_epochs)
           .range(0, 100000).config("training.encoder_freeze_epochs").cli("encoder-freeze-epochs")
           .qgis("ENCODER_FREEZE_EPOCHS", true)

@@ -391,6 +391,14 @@ std::string describeRanks(const geodl::ModelInfo& info) {
          std::to_string(training.value("global_batch", 0)) + ")\n";
 }
 
+// "pretrained encoder: FILE (digest D)\n" when training started from one, else nothing.
+std::string describeEncoder(const geodl::ModelInfo& info) {
+  const auto training = nlohmann::json::parse(info.training_json.empty() ? "{}" : info.training_json, nullptr, false);
+  if (!training.is_object() || training.value("pretrained_encoder", std::string()).empty()) return "";
+  return "pretrained encoder: " + training.value("pretrained_encoder", std::string()) + " (digest " +
+         training.value("pretrained_encoder_digest", std::string()) + ")\n";
+}
+
 int printModel(const std::string& path) {
   auto loaded = geodl::loadModelFile(path);
   const auto& i = loaded.info;
@@ -407,7 +415,7 @@ int printModel(const std::string& path) {
   std::cout << "\nignore index: " << i.ignore_index << "\nCRS: " << firstWktName(i.crs_wkt) << ", pixel size "
             << i.pixel_size_x << " x " << i.pixel_size_y << "\n"
             << "epochs trained: " << i.epochs_trained << ", best epoch " << i.best_epoch << " by " << i.best_metric
-            << "\nbest metrics: " << describeMetrics(i) << "\n" << describeRanks(i)
+            << "\nbest metrics: " << describeMetrics(i) << "\n" << describeEncoder(i) << describeRanks(i)
             << "written: " << i.created << " by GeoDL " << i.engine_version << "\n"
             << "weights digest: " << geodl::weightsDigest(*loaded.model)
             << (loaded.warnings.empty() ? " (checked against the one written with the file)" : "") << std::endl;

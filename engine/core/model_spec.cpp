@@ -9,8 +9,16 @@ namespace geodl {
 
 const std::vector<std::string>& modelNames() {
   // New names go at the end: QGIS saves the model parameter as an index into this list.
-  static const std::vector<std::string> names = {"unet",          "unetsmall",     "checkpointed_unet", "ternausnet",
-                                                 "resnet18_unet", "resnet34_unet", "resnet50_unet"};
+  static const std::vector<std::string> names = {"unet",
+                                                 "unetsmall",
+                                                 "checkpointed_unet",
+                                                 "ternausnet",
+                                                 "resnet18_unet",
+                                                 "resnet34_unet",
+                                                 "resnet50_unet",
+                                                 "resnet34_unetplusplus",
+                                                 "deeplabv3_resnet50",
+                                                 "deeplabv3plus_resnet50"};
   return names;
 }
 
@@ -22,6 +30,9 @@ std::string architectureName(Architecture architecture) {
     case Architecture::ResNet18UNet: return "resnet18_unet";
     case Architecture::ResNet34UNet: return "resnet34_unet";
     case Architecture::ResNet50UNet: return "resnet50_unet";
+    case Architecture::ResNet34UNetPlusPlus: return "resnet34_unetplusplus";
+    case Architecture::DeepLabV3ResNet50: return "deeplabv3_resnet50";
+    case Architecture::DeepLabV3PlusResNet50: return "deeplabv3plus_resnet50";
   }
   return "unknown";
 }
@@ -37,19 +48,44 @@ ModelSpec modelSpecFromName(const std::string& name) {
     spec.checkpoint = true;
   } else if (name == "ternausnet") {
     spec.architecture = Architecture::TernausNet;
-  } else if (name == "resnet18_unet") {
-    spec.architecture = Architecture::ResNet18UNet;
-  } else if (name == "resnet34_unet") {
-    spec.architecture = Architecture::ResNet34UNet;
-  } else if (name == "resnet50_unet") {
-    spec.architecture = Architecture::ResNet50UNet;
   } else {
+    bool known = false;
+    for (auto a : {Architecture::ResNet18UNet, Architecture::ResNet34UNet, Architecture::ResNet50UNet,
+                   Architecture::ResNet34UNetPlusPlus, Architecture::DeepLabV3ResNet50,
+                   Architecture::DeepLabV3PlusResNet50})
+      if (name == architectureName(a)) spec.architecture = a, known = true;
+    if (known) return spec;
     std::ostringstream msg;
     msg << "unknown model '" << name << "'; choose one of:";
     for (const auto& n : modelNames()) msg << ' ' << n;
     throw InputError(msg.str());
   }
   return spec;
+}
+
+int resnetDepth(Architecture architecture) {
+  switch (architecture) {
+    case Architecture::ResNet18UNet: return 18;
+    case Architecture::ResNet34UNet:
+    case Architecture::ResNet34UNetPlusPlus: return 34;
+    case Architecture::ResNet50UNet:
+    case Architecture::DeepLabV3ResNet50:
+    case Architecture::DeepLabV3PlusResNet50: return 50;
+    default: return 0;
+  }
+}
+
+bool hasResNetEncoder(Architecture architecture) { return resnetDepth(architecture) != 0; }
+
+int minimumTrainingBatch(Architecture architecture) {
+  return architecture == Architecture::DeepLabV3ResNet50 || architecture == Architecture::DeepLabV3PlusResNet50 ? 2 : 1;
+}
+
+std::string resnetModelNames() {
+  std::string names;
+  for (const auto& name : modelNames())
+    if (hasResNetEncoder(modelSpecFromName(name).architecture)) names += (names.empty() ? "" : ", ") + name;
+  return names;
 }
 
 void validate(const ModelSpec& spec) {

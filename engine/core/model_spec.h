@@ -7,7 +7,17 @@
 
 namespace geodl {
 
-enum class Architecture { UNet, UNetSmall, TernausNet, ResNet18UNet, ResNet34UNet, ResNet50UNet };
+enum class Architecture {
+  UNet,
+  UNetSmall,
+  TernausNet,
+  ResNet18UNet,
+  ResNet34UNet,
+  ResNet50UNet,
+  ResNet34UNetPlusPlus,
+  DeepLabV3ResNet50,
+  DeepLabV3PlusResNet50
+};
 
 struct ModelSpec {
   Architecture architecture = Architecture::UNetSmall;
@@ -31,6 +41,16 @@ ModelSpec modelSpecFromName(const std::string& name);
 
 // The canonical name of an architecture (unet, unetsmall, ternausnet, resnet18_unet...).
 std::string architectureName(Architecture architecture);
+
+// Whether the architecture is built on torchvision's ResNet (pretrained_encoder applies),
+// and its depth (18, 34 or 50; 0 for the others).
+bool hasResNetEncoder(Architecture architecture);
+int resnetDepth(Architecture architecture);
+// The smallest batch the architecture trains on: 2 for the DeepLabs (the BatchNorm after
+// the ASPP's image pooling sees one value per channel and sample), else 1.
+int minimumTrainingBatch(Architecture architecture);
+// The names of the models on a ResNet encoder, separated by ", ".
+std::string resnetModelNames();
 
 // Throws InputError when bands, classes or the dropout probability are out of range.
 void validate(const ModelSpec& spec);

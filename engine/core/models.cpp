@@ -5,6 +5,7 @@
 
 #include "base/errors.h"
 
+#include "core/deeplab.h"
 #include "core/resnet_unet.h"
 #include "core/ternausnet.h"
 #include "core/unet.h"
@@ -45,17 +46,21 @@ SegmentationModel makeModel(const ModelSpec& spec) {
                          .probability(spec.dropout_probability)
                          .checkpoint(spec.checkpoint);
       auto model = std::make_shared<TernausNetImpl>(options);
-      if (!spec.pretrained.empty()) model->loadPretrainedEncoder(spec.pretrained);
+      if (!spec.pretrained.empty()) model->loadVgg11Encoder(spec.pretrained);
       return model;
     }
     case Architecture::ResNet18UNet:
     case Architecture::ResNet34UNet:
-    case Architecture::ResNet50UNet: {
-      const int depth = spec.architecture == Architecture::ResNet18UNet   ? 18
-                        : spec.architecture == Architecture::ResNet34UNet ? 34
-                                                                          : 50;
-      return std::make_shared<ResNetUNetImpl>(
-          ResNetUNetOptions(spec.bands, spec.classes, depth).checkpoint(spec.checkpoint));
+    case Architecture::ResNet50UNet:
+    case Architecture::ResNet34UNetPlusPlus:
+    case Architecture::DeepLabV3ResNet50:
+    case Architecture::DeepLabV3PlusResNet50: {
+      const auto options =
+          ResNetModelOptions(spec.bands, spec.classes, resnetDepth(spec.architecture)).checkpoint(spec.checkpoint);
+      if (spec.architecture == Architecture::ResNet34UNetPlusPlus) return std::make_shared<ResNetUNetPlusPlusImpl>(options);
+      if (spec.architecture == Architecture::DeepLabV3ResNet50) return std::make_shared<DeepLabV3Impl>(options);
+      if (spec.architecture == Architecture::DeepLabV3PlusResNet50) return std::make_shared<DeepLabV3PlusImpl>(options);
+      return std::make_shared<ResNetUNetImpl>(options);
     }
   }
   throw std::logic_error("unhandled architecture");

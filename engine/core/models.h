@@ -4,6 +4,8 @@
 #include <torch/torch.h>
 
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "core/model_spec.h"
 
@@ -18,6 +20,9 @@ struct SegmentationModelImpl : torch::nn::Module {
   // The pretrained-encoder part (its own learning rate, frozen for the first epochs);
   // empty for models without one.
   virtual std::vector<torch::Tensor> encoderParameters() { return {}; }
+  // Loads the encoder's weights from a pretrained-encoder file (hasResNetEncoder models);
+  // returns what the log says. InputError for the models without one.
+  virtual std::vector<std::string> loadPretrainedEncoder(const std::string& path);
 };
 using SegmentationModel = std::shared_ptr<SegmentationModelImpl>;
 

@@ -186,7 +186,7 @@ Tensor TernausNetImpl::forward(Tensor x) {
   return final->forward(d1);
 }
 
-void TernausNetImpl::loadPretrainedEncoder(const std::string& path) {
+void TernausNetImpl::loadVgg11Encoder(const std::string& path) {
   auto dict = readTorchSavedDict(path, "pretrained encoder file", " (see README, \"Pretrained weights\")",
                                  "save vgg11().features' state_dict as a dict (see README, \"Pretrained weights\")");
   torch::NoGradGuard no_grad;

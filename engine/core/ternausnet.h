@@ -45,7 +45,7 @@ struct TernausNetImpl : SegmentationModelImpl {
   // torch.save (see README). With other than 3 bands, the first convolution takes the RGB
   // filters for the first bands and their mean for the others. Throws InputError when a
   // key is missing or a shape does not fit.
-  void loadPretrainedEncoder(const std::string& path);
+  void loadVgg11Encoder(const std::string& path);
 
   TernausNetOptions options;
   // VGG11 features' convolutions, named by their index in torchvision's vgg11().features.

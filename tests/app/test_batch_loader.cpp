@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "app/batch_loader.h"
 #include "base/errors.h"
@@ -66,6 +67,45 @@ TEST(BatchLoader, EverySampleOnceInAnOrderThatDependsOnlyOnSeedAndEpoch) {
   // Two ranks share the batches between them.
   EXPECT_EQ(epochOrder(1, 0, true, 0, 2).size() + epochOrder(1, 0, true, 1, 2).size(), 4u);
   EXPECT_TRUE(torch::equal(epochOrder(1, 0, true, 1, 2)[0], one[1]));
+}
+
+// Training leaves out a last batch of one sample (BatchNorm needs two values per channel),
+// a different sample each epoch; a batch of 1 keeps every batch, and so does validation.
+TEST(BatchLoader, TrainingLeavesOutALastBatchOfOneSample) {
+  TempDir dir;
+  const std::string store = makeStore(dir.path("s.hdf5"), 9, 5);
+  const auto epoch = [&](int batch_size, bool drop_single, int e, int rank = 0, int world = 1) {
+    LoaderOptions o = plainLoader(store, 9, batch_size);
+    o.seed = 4;
+    o.shuffle = true;
+    o.drop_single = drop_single;
+    o.rank = rank;
+    o.world_size = world;
+    o.equal_shares = world > 1;
+    BatchLoader loader(o);
+    loader.startEpoch(e);
+    std::vector<int64_t> sizes;
+    std::set<float> seen;
+    Batch b;
+    while (loader.next(b)) {
+      sizes.push_back(b.images.size(0));
+      for (int64_t i = 0; i < b.images.size(0); ++i) seen.insert(b.images[i].sum().item<float>());
+    }
+    EXPECT_EQ(int64_t(sizes.size()), loader.batchesPerEpoch());
+    return std::make_pair(sizes, seen);
+  };
+  EXPECT_EQ(epoch(4, true, 0).first, (std::vector<int64_t>{4, 4}));  // 9 = 4 + 4 + 1
+  EXPECT_EQ(epoch(4, false, 0).first, (std::vector<int64_t>{4, 4, 1}));
+  EXPECT_EQ(epoch(1, true, 0).first.size(), 9u);
+  EXPECT_EQ(epoch(3, true, 0).first, (std::vector<int64_t>{3, 3, 3}));
+  // Another sample waits in another epoch: over two epochs all nine are seen.
+  auto seen = epoch(4, true, 0).second;
+  EXPECT_EQ(seen.size(), 8u);
+  for (float v : epoch(4, true, 1).second) seen.insert(v);
+  EXPECT_EQ(seen.size(), 9u);
+  // With two ranks, as many steps each (2 batches of 4; the single sample is left out).
+  EXPECT_EQ(epoch(4, true, 0, 0, 2).first, (std::vector<int64_t>{4}));
+  EXPECT_EQ(epoch(4, true, 0, 1, 2).first, (std::vector<int64_t>{4}));
 }
 
 TEST(BatchLoader, LabelBeyondTheClassesIsAClearError) {

@@ -344,7 +344,8 @@ TEST_F(TrainTest, PretrainedEncoderLoadsFreezesAndIsRecorded) {
   EXPECT_FALSE(torch::equal(moved.model->named_parameters()["encoder.conv1.weight"], state.at("conv1.weight").toTensor()));
   o = options("wrong_model");
   o.pretrained_encoder = file;
-  expectErrorContaining([&] { train(o, log); }, "pretrained_encoder is for the resnet models");
+  expectErrorContaining([&] { train(o, log); }, "pretrained_encoder is for the models on a ResNet encoder (resnet18_unet, resnet34_unet, resnet50_unet, "
+                                               "resnet34_unetplusplus, deeplabv3_resnet50, deeplabv3plus_resnet50), not unetsmall");
 }
 
 TEST_F(TrainTest, AutomaticBatchSizeAndClassWeights) {
@@ -424,7 +425,13 @@ TEST_F(TrainTest, BadInputFailsBeforeAnythingIsWritten) {
   fails(o, "the training set has 24 samples, fewer than one batch of 25");
   o = options("bad");
   o.model = "resnet";
-  fails(o, "choose one of: unet unetsmall checkpointed_unet ternausnet resnet18_unet resnet34_unet resnet50_unet");
+  fails(o, "choose one of: unet unetsmall checkpointed_unet ternausnet resnet18_unet resnet34_unet resnet50_unet "
+           "resnet34_unetplusplus deeplabv3_resnet50 deeplabv3plus_resnet50");
+  o = options("bad");
+  o.model = "deeplabv3plus_resnet50";
+  o.batch_size = 1;
+  fails(o, "deeplabv3plus_resnet50 trains on batches of at least 2 samples (the BatchNorm after its image pooling "
+           "sees one value per channel and sample); set batch_size to 2 or more");
   o = options("bad");
   o.nesterov = true;
   fails(o, "nesterov needs optimizer sgd with a momentum above 0");

@@ -35,7 +35,7 @@ TEST(ModelSpec, UnknownNameListsTheValidOnes) {
   } catch (const InputError& e) {
     EXPECT_STREQ(e.what(),
                  "unknown model 'deeplab'; choose one of: unet unetsmall checkpointed_unet ternausnet resnet18_unet "
-                 "resnet34_unet resnet50_unet");
+                 "resnet34_unet resnet50_unet resnet34_unetplusplus deeplabv3_resnet50 deeplabv3plus_resnet50");
   }
 }
 
@@ -83,7 +83,8 @@ INSTANTIATE_TEST_SUITE_P(
                       ShapeCase{"unetsmall", 8, 11, 64, 40}, ShapeCase{"unet", 4, 3, 32, 48},
                       ShapeCase{"ternausnet", 3, 4, 32, 32}, ShapeCase{"ternausnet", 5, 2, 64, 32},
                       ShapeCase{"resnet18_unet", 4, 3, 48, 80}, ShapeCase{"resnet34_unet", 1, 2, 64, 64},
-                      ShapeCase{"resnet50_unet", 3, 6, 40, 40}),
+                      ShapeCase{"resnet50_unet", 3, 6, 40, 40}, ShapeCase{"resnet34_unetplusplus", 2, 3, 40, 56},
+                      ShapeCase{"deeplabv3_resnet50", 3, 2, 36, 44}, ShapeCase{"deeplabv3plus_resnet50", 1, 4, 40, 40}),
     [](const ::testing::TestParamInfo<ShapeCase>& info) {
       const auto& c = info.param;
       return c.model + "_" + std::to_string(c.bands) + "bands_" + std::to_string(c.height) + "x" +
@@ -132,7 +133,8 @@ INSTANTIATE_TEST_SUITE_P(UNets, GdlReference, ::testing::Values("unetsmall", "un
 TEST(Bf16, InferenceFollowsFp32OnEveryArchitecture) {
   if (cpuBf16Instructions().empty())
     GTEST_SKIP() << "SKIPPED: this CPU has neither AVX512_BF16 nor AMX-BF16: no bf16 inference to check";
-  for (const std::string name : {"unetsmall", "unet", "ternausnet", "resnet18_unet", "resnet50_unet"}) {
+  for (const std::string name : {"unetsmall", "unet", "ternausnet", "resnet18_unet", "resnet50_unet",
+                                 "resnet34_unetplusplus", "deeplabv3_resnet50", "deeplabv3plus_resnet50"}) {
     torch::manual_seed(3);
     auto model = makeModel(spec(name, 3, 4));
     model->eval();

@@ -113,11 +113,18 @@ def check():
         RESULT['footprint_in_project'] = any(
             layer.source().split('|')[0] == footprint
             for layer in QgsProject.instance().mapLayers().values())
-        # Training on those samples, from inside the desktop: model file and HTML report.
-        out = processing.run('geodl:train', {
+        # Training on those samples, from inside the desktop: model file and HTML report. The
+        # model is a ResNet UNet chosen by name in the model enum, its encoder from a
+        # torchvision file when the test could write one.
+        train = registry.algorithmById('geodl:train')
+        model_index = train.parameterDefinition('MODEL').options().index(os.environ['GEODL_TEST_MODEL'])
+        params = {
             'TRAINING_STORE': out['TRAINING_STORE'], 'VALIDATION_STORE': out['VALIDATION_STORE'],
-            'MODEL': 1, 'EPOCHS': 1, 'BATCH_SIZE': 4, 'LEARNING_RATE': 0.001, 'THREADS': 2,
-            'SEED': 1, 'OUTPUT_MODEL': os.path.join(scene, 'model', 'model.pt')})
+            'MODEL': model_index, 'EPOCHS': 1, 'BATCH_SIZE': 4, 'LEARNING_RATE': 0.001, 'THREADS': 2,
+            'SEED': 1, 'OUTPUT_MODEL': os.path.join(scene, 'model', 'model.pt')}
+        if os.environ.get('GEODL_TEST_ENCODER'):
+            params['PRETRAINED_ENCODER'] = os.environ['GEODL_TEST_ENCODER']
+        out = processing.run('geodl:train', params)
         RESULT['model_file'] = os.path.exists(out['OUTPUT_MODEL'])
         with open(out['REPORT']) as report:
             RESULT['report_has_chart'] = '<svg' in report.read()

@@ -23,6 +23,14 @@ INI
 # The built-in scene, for geodl:createsamples inside QGIS.
 "$geodl" make-scene "$profiles/scene" --size 512 --seed 2 > /dev/null
 export GEODL_TEST_SCENE="$profiles/scene"
+# The model QGIS trains: resnet18_unet, with a pretrained-encoder file written from
+# torchvision's randomly initialised ResNet-18 where python3-torchvision is installed.
+export GEODL_TEST_MODEL=resnet18_unet GEODL_TEST_ENCODER=
+if /usr/bin/python3 "$here/../reference/write_torchvision_encoder.py" resnet18 "$profiles/resnet18.pt" 2> /dev/null; then
+  GEODL_TEST_ENCODER="$profiles/resnet18.pt"
+else
+  echo "python3-torchvision is not installed: QGIS trains resnet18_unet without a pretrained encoder"
+fi
 export GEODL_TEST_RESULT="$artifacts/desktop_result.json"
 export GEODL_TEST_SCREENSHOT="$artifacts/qgis_desktop.png"
 rm -f "$GEODL_TEST_RESULT" "$GEODL_TEST_SCREENSHOT" "$artifacts/qgis_toolbox.png" "$artifacts/qgis_classify_dialog.png"
@@ -37,6 +45,15 @@ if [ ! -f "$GEODL_TEST_RESULT" ]; then
   exit 1
 fi
 cat "$GEODL_TEST_RESULT"; echo
+# What QGIS trained, from the model file: the architecture and the encoder's source.
+"$geodl" info "$profiles/scene/model/model.pt" > "$artifacts/desktop_model_info.txt" 2>&1 || true
+grep -q "^model: $GEODL_TEST_MODEL" "$artifacts/desktop_model_info.txt" ||
+  { echo "QGIS did not train a $GEODL_TEST_MODEL:"; cat "$artifacts/desktop_model_info.txt"; exit 1; }
+if [ -n "$GEODL_TEST_ENCODER" ]; then
+  grep -q "resnet18.pt" "$artifacts/desktop_model_info.txt" ||
+    { echo "the model file does not record the pretrained encoder:"; cat "$artifacts/desktop_model_info.txt"; exit 1; }
+fi
+echo "QGIS trained $(grep -m1 '^model:' "$artifacts/desktop_model_info.txt")${GEODL_TEST_ENCODER:+ from a pretrained encoder}"
 /usr/bin/python3 - "$GEODL_TEST_RESULT" "$GEODL_TEST_SCREENSHOT" <<'PY'
 import json, os, sys
 result = json.load(open(sys.argv[1]))

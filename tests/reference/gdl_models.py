@@ -9,6 +9,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from reference_common import vary_batchnorm
+
 
 class EncodingBlock(nn.Module):
     def __init__(self, in_size, out_size, padding=0, kernel_size=3, dropout=False, prob=0.0,
@@ -77,13 +79,9 @@ def main():
     torch.manual_seed(7)
     model = UNet(int(classes), int(bands), WIDTHS[name])
     # Non-trivial BatchNorm statistics and PReLU slopes.
+    vary_batchnorm(model)
     with torch.no_grad():
         for m in model.modules():
-            if isinstance(m, nn.BatchNorm2d):
-                m.running_mean.uniform_(-0.2, 0.2)
-                m.running_var.uniform_(0.5, 1.5)
-                m.weight.uniform_(0.5, 1.5)
-                m.bias.uniform_(-0.2, 0.2)
             if isinstance(m, nn.PReLU):
                 m.weight.uniform_(0.1, 0.4)
     x = torch.randn(2, int(bands), int(height), int(width))

@@ -9,27 +9,18 @@ import sys
 import torch
 import torchvision
 
+from reference_common import resnet_features, vary_batchnorm
+
 depth, bands, height, width, out = sys.argv[1:6]
 torch.manual_seed(11)
 model = getattr(torchvision.models, "resnet" + depth)(weights=None)
 if int(bands) != 3:
     model.conv1 = torch.nn.Conv2d(int(bands), 64, 7, 2, 3, bias=False)
-# Non-trivial BatchNorm statistics and affine parameters.
-with torch.no_grad():
-    for m in model.modules():
-        if isinstance(m, torch.nn.BatchNorm2d):
-            m.running_mean.uniform_(-0.2, 0.2)
-            m.running_var.uniform_(0.5, 1.5)
-            m.weight.uniform_(0.5, 1.5)
-            m.bias.uniform_(-0.2, 0.2)
+vary_batchnorm(model)
 
 
 def features(x):
-    f = [model.relu(model.bn1(model.conv1(x)))]
-    f.append(model.layer1(model.maxpool(f[-1])))
-    for layer in (model.layer2, model.layer3, model.layer4):
-        f.append(layer(f[-1]))
-    return f
+    return resnet_features(model, x)
 
 
 x = torch.randn(2, int(bands), int(height), int(width))

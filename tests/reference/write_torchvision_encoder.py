@@ -9,15 +9,13 @@ import sys
 import torch
 import torchvision
 
+from reference_common import vary_batchnorm
+
 name, out = sys.argv[1:3]
 torch.manual_seed(21)
 if name == "deeplabv3_resnet50":
     model = torchvision.models.segmentation.deeplabv3_resnet50(weights=None, weights_backbone=None)
 else:
     model = getattr(torchvision.models, name)(weights=None)
-with torch.no_grad():
-    for m in model.modules():
-        if isinstance(m, torch.nn.BatchNorm2d):
-            m.running_mean.uniform_(-0.2, 0.2)
-            m.running_var.uniform_(0.5, 1.5)
+vary_batchnorm(model, affine=False)
 torch.save(dict(model.state_dict()), out)
