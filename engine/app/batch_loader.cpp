@@ -139,13 +139,19 @@ BatchLoader::~BatchLoader() {
 
 namespace {
 
+// Whether the epoch's last batch holds a single sample that drop_single leaves out.
+bool dropsLastBatch(const LoaderOptions& o) {
+  return o.drop_single && o.batch_size > 1 && o.samples > o.batch_size && o.samples % o.batch_size == 1;
+}
+
 // The epoch's batches, before they are shared among ranks.
 int64_t totalBatches(const LoaderOptions& o) {
-  const int64_t total = (o.samples + o.batch_size - 1) / o.batch_size;
-  return o.drop_single && o.batch_size > 1 && total > 1 && o.samples % o.batch_size == 1 ? total - 1 : total;
+  return (o.samples + o.batch_size - 1) / o.batch_size - (dropsLastBatch(o) ? 1 : 0);
 }
 
 }  // namespace
+
+bool BatchLoader::leavesOutASample() const { return dropsLastBatch(impl_->options); }
 
 int64_t BatchLoader::batchesPerEpoch() const {
   const auto& o = impl_->options;

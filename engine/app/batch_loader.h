@@ -47,6 +47,8 @@ class BatchLoader {
   BatchLoader& operator=(const BatchLoader&) = delete;
 
   int64_t batchesPerEpoch() const;
+  // Whether each epoch leaves out a last batch of a single sample (drop_single).
+  bool leavesOutASample() const;
   // Starts preparing epoch `epoch` (0-based): its order and augmentations depend only on
   // (seed, epoch, sample), never on which thread prepares what.
   void startEpoch(int epoch);

@@ -873,7 +873,7 @@ TrainResult train(const TrainOptions& options, Progress& progress) {
   if (resumed)
     progress.log("resuming after epoch " + std::to_string(result.first_epoch - 1) + " from " + result.checkpoint_path);
   progress.log(startLine(options, plan, result, ranks, sync_batchnorm != nullptr));
-  if (result.batch_size > 1 && plan.n_trn > result.batch_size && plan.n_trn % result.batch_size == 1)
+  if (train_loader.leavesOutASample())
     progress.log("each epoch leaves out its last batch of one sample (BatchNorm needs two; the order changes "
                  "every epoch, so a different sample waits each time)");
 

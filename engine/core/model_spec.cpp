@@ -22,6 +22,15 @@ const std::vector<std::string>& modelNames() {
   return names;
 }
 
+namespace {
+// Every architecture, in the enum's order.
+constexpr Architecture kArchitectures[] = {
+    Architecture::UNet,         Architecture::UNetSmall,           Architecture::TernausNet,
+    Architecture::ResNet18UNet, Architecture::ResNet34UNet,        Architecture::ResNet50UNet,
+    Architecture::ResNet34UNetPlusPlus, Architecture::DeepLabV3ResNet50,
+    Architecture::DeepLabV3PlusResNet50};
+}  // namespace
+
 std::string architectureName(Architecture architecture) {
   switch (architecture) {
     case Architecture::UNet: return "unet";
@@ -39,28 +48,20 @@ std::string architectureName(Architecture architecture) {
 
 ModelSpec modelSpecFromName(const std::string& name) {
   ModelSpec spec;
-  if (name == "unet") {
-    spec.architecture = Architecture::UNet;
-  } else if (name == "unetsmall") {
-    spec.architecture = Architecture::UNetSmall;
-  } else if (name == "checkpointed_unet") {
+  if (name == "checkpointed_unet") {  // the one name that is not an architecture's
     spec.architecture = Architecture::UNetSmall;
     spec.checkpoint = true;
-  } else if (name == "ternausnet") {
-    spec.architecture = Architecture::TernausNet;
-  } else {
-    bool known = false;
-    for (auto a : {Architecture::ResNet18UNet, Architecture::ResNet34UNet, Architecture::ResNet50UNet,
-                   Architecture::ResNet34UNetPlusPlus, Architecture::DeepLabV3ResNet50,
-                   Architecture::DeepLabV3PlusResNet50})
-      if (name == architectureName(a)) spec.architecture = a, known = true;
-    if (known) return spec;
-    std::ostringstream msg;
-    msg << "unknown model '" << name << "'; choose one of:";
-    for (const auto& n : modelNames()) msg << ' ' << n;
-    throw InputError(msg.str());
+    return spec;
   }
-  return spec;
+  for (auto a : kArchitectures)
+    if (name == architectureName(a)) {
+      spec.architecture = a;
+      return spec;
+    }
+  std::ostringstream msg;
+  msg << "unknown model '" << name << "'; choose one of:";
+  for (const auto& n : modelNames()) msg << ' ' << n;
+  throw InputError(msg.str());
 }
 
 int resnetDepth(Architecture architecture) {

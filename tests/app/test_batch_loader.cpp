@@ -92,6 +92,7 @@ TEST(BatchLoader, TrainingLeavesOutALastBatchOfOneSample) {
       for (int64_t i = 0; i < b.images.size(0); ++i) seen.insert(b.images[i].sum().item<float>());
     }
     EXPECT_EQ(int64_t(sizes.size()), loader.batchesPerEpoch());
+    EXPECT_EQ(loader.leavesOutASample(), drop_single && batch_size == 4);  // 9 % 4 == 1 only
     return std::make_pair(sizes, seen);
   };
   EXPECT_EQ(epoch(4, true, 0).first, (std::vector<int64_t>{4, 4}));  // 9 = 4 + 4 + 1

@@ -12,9 +12,7 @@ namespace {
 TEST(Gpu, CheckpointedUNetGradientsEqualThePlainModelOnCuda) {
   if (!cudaAvailable()) GTEST_SKIP() << "no CUDA GPU in this build or machine";
   for (const std::string name : {"unetsmall", "unet"}) {
-    ModelSpec s = modelSpecFromName(name);
-    s.bands = 3;
-    s.classes = 4;
+    const ModelSpec s = test::specNamed(name, 3, 4);
     torch::manual_seed(3);
     auto plain = makeModel(s);
     auto ck = makeModel(s);

@@ -12,13 +12,6 @@
 namespace geodl {
 namespace {
 
-ModelSpec spec(const std::string& name, int bands, int classes) {
-  ModelSpec s = modelSpecFromName(name);
-  s.bands = bands;
-  s.classes = classes;
-  return s;
-}
-
 TEST(ModelSpec, NamesParseAndCheckpointedUnetIsSmallUnetWithCheckpointing) {
   EXPECT_EQ(modelSpecFromName("unet").architecture, Architecture::UNet);
   EXPECT_FALSE(modelSpecFromName("unetsmall").checkpoint);
@@ -40,11 +33,11 @@ TEST(ModelSpec, UnknownNameListsTheValidOnes) {
 }
 
 TEST(ModelSpec, BadBandsClassesAndDropoutAreRefused) {
-  auto s = spec("unet", 0, 2);
+  auto s = test::specNamed("unet", 0, 2);
   EXPECT_THROW(makeModel(s), InputError);
-  s = spec("unet", 3, 0);
+  s = test::specNamed("unet", 3, 0);
   EXPECT_THROW(makeModel(s), InputError);
-  s = spec("unet", 3, 2);
+  s = test::specNamed("unet", 3, 2);
   s.dropout = true;
   s.dropout_probability = 1.0;
   EXPECT_THROW(makeModel(s), InputError);
@@ -52,10 +45,10 @@ TEST(ModelSpec, BadBandsClassesAndDropoutAreRefused) {
 
 TEST(ModelSpec, ParameterCountsMatchGeoDeepLearning) {
   // unetsmall's count equals geo-deep-learning's UNetSmall(5, 3) (see the Python reference).
-  EXPECT_EQ(parameterCount(spec("unetsmall", 3, 5)), 1798643);
-  EXPECT_EQ(parameterCount(spec("checkpointed_unet", 3, 5)), 1798643);
+  EXPECT_EQ(parameterCount(test::specNamed("unetsmall", 3, 5)), 1798643);
+  EXPECT_EQ(parameterCount(test::specNamed("checkpointed_unet", 3, 5)), 1798643);
   // One more band adds one 3x3 filter slice to each of the first conv's 32 filters.
-  EXPECT_EQ(parameterCount(spec("unetsmall", 4, 5)) - parameterCount(spec("unetsmall", 3, 5)),
+  EXPECT_EQ(parameterCount(test::specNamed("unetsmall", 4, 5)) - parameterCount(test::specNamed("unetsmall", 3, 5)),
             32 * 9);
 }
 
@@ -69,7 +62,7 @@ class ModelShapes : public ::testing::TestWithParam<ShapeCase> {};
 TEST_P(ModelShapes, OutputHasClassesAtInputSize) {
   const auto c = GetParam();
   torch::manual_seed(0);
-  auto model = makeModel(spec(c.model, c.bands, c.classes));
+  auto model = makeModel(test::specNamed(c.model, c.bands, c.classes));
   model->eval();
   torch::NoGradGuard no_grad;
   auto out = model->forward(torch::randn({2, c.bands, c.height, c.width}));
@@ -104,9 +97,9 @@ TEST_P(GdlReference, SameNamesAndOutputsAsGeoDeepLearning) {
   ASSERT_TRUE(test::runPythonReference("gdl_models.py", name + " 4 3 36 44 " + path));
   auto ref = test::loadPickledDict(path);
   std::remove(path.c_str());
-  auto model = makeModel(spec(name, 4, 3));
+  auto model = makeModel(test::specNamed(name, 4, 3));
   test::loadStateDict(*model, ref.at("state").toGenericDict());
-  EXPECT_EQ(parameterCount(spec(name, 4, 3)), ref.at("parameters").toTensor().item<int64_t>());
+  EXPECT_EQ(parameterCount(test::specNamed(name, 4, 3)), ref.at("parameters").toTensor().item<int64_t>());
   auto x = ref.at("input").toTensor();
   model->eval();
   {
@@ -115,7 +108,7 @@ TEST_P(GdlReference, SameNamesAndOutputsAsGeoDeepLearning) {
   }
   model->train();
   for (bool checkpoint : {false, true}) {
-    auto fresh = makeModel(spec(name, 4, 3));
+    auto fresh = makeModel(test::specNamed(name, 4, 3));
     test::copyState(*model, *fresh);
     fresh->train();
     fresh->setCheckpointing(checkpoint);
@@ -136,7 +129,7 @@ TEST(Bf16, InferenceFollowsFp32OnEveryArchitecture) {
   for (const std::string name : {"unetsmall", "unet", "ternausnet", "resnet18_unet", "resnet50_unet",
                                  "resnet34_unetplusplus", "deeplabv3_resnet50", "deeplabv3plus_resnet50"}) {
     torch::manual_seed(3);
-    auto model = makeModel(spec(name, 3, 4));
+    auto model = makeModel(test::specNamed(name, 3, 4));
     model->eval();
     torch::NoGradGuard no_grad;
     const auto x = torch::randn({2, 3, 64, 64});  // TernausNet takes multiples of 32

@@ -24,14 +24,6 @@ void expectInputError(const std::function<void()>& f, const std::string& part) {
   }
 }
 
-SegmentationModel resnetUnet(const std::string& name, int bands, int classes, bool checkpoint = false) {
-  ModelSpec s = modelSpecFromName(name);
-  s.bands = bands;
-  s.classes = classes;
-  s.checkpoint = checkpoint;
-  return makeModel(s);
-}
-
 class TorchvisionResNet : public ::testing::TestWithParam<int> {};
 
 TEST_P(TorchvisionResNet, SameNamesAndFeaturesAsTorchvision) {
@@ -82,7 +74,7 @@ TEST(ResNetUNet, SmpsNamesAndWidths) {
   torch::manual_seed(0);
   for (const std::string name : {"resnet18_unet", "resnet50_unet"}) {
     SCOPED_TRACE(name);
-    auto model = resnetUnet(name, 5, 3);
+    auto model = test::modelNamed(name, 5, 3);
     std::set<std::string> names;
     for (const auto& p : model->named_parameters()) names.insert(p.key());
     for (const auto& b : model->named_buffers()) names.insert(b.key());
@@ -112,8 +104,8 @@ TEST(ResNetUNet, CheckpointedGradientsEqualThePlainModel) {
     }
     SCOPED_TRACE(bf16 ? "bf16 autocast" : "fp32");
     torch::manual_seed(3);
-    auto plain = resnetUnet("resnet18_unet", 3, 3, false);
-    auto checkpointed = resnetUnet("resnet18_unet", 3, 3, true);
+    auto plain = test::modelNamed("resnet18_unet", 3, 3, false);
+    auto checkpointed = test::modelNamed("resnet18_unet", 3, 3, true);
     test::copyState(*plain, *checkpointed);
     const auto x = torch::randn({2, 3, 64, 64});
     const auto y = torch::randint(0, 3, {2, 64, 64});
@@ -149,7 +141,7 @@ TEST(ResNetUNet, FusedInferenceEqualsThePlainOps) {
   for (const std::string name : {"resnet34_unet", "resnet50_unet"}) {
     SCOPED_TRACE(name);
     torch::manual_seed(5);
-    auto model = resnetUnet(name, 3, 4);
+    auto model = test::modelNamed(name, 3, 4);
     {
       torch::NoGradGuard no_grad;
       for (auto& b : model->named_buffers())
@@ -175,7 +167,7 @@ TEST(ResNetUNet, PretrainedEncoderFromATorchvisionFile) {
   const std::string r18 = test::tempPath("resnet18.pt"), deeplab = test::tempPath("deeplab.pt");
   ASSERT_TRUE(test::runPythonReference("write_torchvision_encoder.py", "resnet18 " + r18));
   const auto state = test::loadPickledDict(r18);
-  auto model = std::dynamic_pointer_cast<ResNetUNetImpl>(resnetUnet("resnet18_unet", 3, 2));
+  auto model = std::dynamic_pointer_cast<ResNetUNetImpl>(test::modelNamed("resnet18_unet", 3, 2));
   const auto log = model->loadPretrainedEncoder(r18);
   ASSERT_EQ(log.size(), 1u);
   EXPECT_NE(log[0].find("resnet18 encoder tensors loaded"), std::string::npos) << log[0];
@@ -185,7 +177,7 @@ TEST(ResNetUNet, PretrainedEncoderFromATorchvisionFile) {
     EXPECT_TRUE(torch::equal(b.value(), state.at(b.key()).toTensor())) << b.key();
 
   // 5 bands: RGB filters for the first three, their mean for the others, all times 3/5.
-  auto five = std::dynamic_pointer_cast<ResNetUNetImpl>(resnetUnet("resnet18_unet", 5, 2));
+  auto five = std::dynamic_pointer_cast<ResNetUNetImpl>(test::modelNamed("resnet18_unet", 5, 2));
   const auto log5 = five->loadPretrainedEncoder(r18);
   ASSERT_EQ(log5.size(), 2u);
   EXPECT_NE(log5[1].find("adapted to 5 bands"), std::string::npos);
@@ -197,11 +189,11 @@ TEST(ResNetUNet, PretrainedEncoderFromATorchvisionFile) {
   EXPECT_TRUE(torch::allclose(adaptFirstConvolution(rgb, 1), rgb.narrow(1, 0, 1) * 3));
 
   // A resnet18 file for resnet34: the first tensor it lacks is named.
-  auto r34 = std::dynamic_pointer_cast<ResNetUNetImpl>(resnetUnet("resnet34_unet", 3, 2));
+  auto r34 = std::dynamic_pointer_cast<ResNetUNetImpl>(test::modelNamed("resnet34_unet", 3, 2));
   expectInputError([&] { r34->loadPretrainedEncoder(r18); },
                               "has no 'layer1.2.conv1.weight'; it must hold torchvision's resnet34 weights");
   // A resnet18 file for resnet50: the first shape that differs.
-  auto r50 = std::dynamic_pointer_cast<ResNetUNetImpl>(resnetUnet("resnet50_unet", 3, 2));
+  auto r50 = std::dynamic_pointer_cast<ResNetUNetImpl>(test::modelNamed("resnet50_unet", 3, 2));
   expectInputError([&] { r50->loadPretrainedEncoder(r18); },
                               "gives 'layer1.0.conv1.weight' the shape [64, 64, 3, 3] but resnet50's needs [64, 64, 1, 1]");
   // A whole DeepLabV3 (its backbone. names) for resnet50.

@@ -14,14 +14,6 @@
 namespace geodl {
 namespace {
 
-SegmentationModel build(const std::string& name, int bands, int classes, bool checkpoint = false) {
-  ModelSpec s = modelSpecFromName(name);
-  s.bands = bands;
-  s.classes = classes;
-  s.checkpoint = checkpoint;
-  return makeModel(s);
-}
-
 struct ReferenceCase {
   std::string name;
   int64_t height, width;  // what the reference takes: any for torchvision, multiples for smp
@@ -39,7 +31,7 @@ TEST_P(SegmentationReference, SameLogitsFromTheSameWeights) {
                                                                    std::to_string(c.width) + " " + path));
   auto ref = test::loadPickledDict(path);
   std::remove(path.c_str());
-  auto model = build(c.name, 4, 5);
+  auto model = test::modelNamed(c.name, 4, 5);
   test::loadStateDict(*model, ref.at("state").toGenericDict());
   int64_t count = 0;
   for (const auto& p : model->parameters()) count += p.numel();
@@ -73,7 +65,7 @@ TEST(UNetPlusPlus, ParameterCountIsSmps) {
 }
 
 TEST(UNetPlusPlus, NestedBlocksWithSmpsNamesAndWidths) {
-  auto model = build("resnet34_unetplusplus", 3, 2);
+  auto model = test::modelNamed("resnet34_unetplusplus", 3, 2);
   const auto params = model->named_parameters();
   // x_0_0: layer4 (512) up, layer3 (256); x_1_3: x_1_2 (64) up, x_2_3 and x_3_3 and the
   // stem (3 x 64); x_0_3: x_0_2 (64), x_1_3 x_2_3 x_3_3 and the stem (4 x 64) to 32;
@@ -95,7 +87,7 @@ TEST(SegmentationModels, LogitsAtTheInputSize) {
   for (const std::string name : {"resnet18_unet", "resnet50_unet", "resnet34_unetplusplus", "deeplabv3_resnet50",
                                  "deeplabv3plus_resnet50"}) {
     SCOPED_TRACE(name);
-    auto model = build(name, 5, 3);
+    auto model = test::modelNamed(name, 5, 3);
     model->eval();
     torch::NoGradGuard no_grad;
     for (auto hw : {std::pair<int64_t, int64_t>{64, 96}, {50, 70}, {12, 40}}) {
@@ -113,8 +105,8 @@ TEST(SegmentationModels, CheckpointedGradientsEqualThePlainModel) {
   for (const std::string name : {"resnet34_unetplusplus", "deeplabv3_resnet50", "deeplabv3plus_resnet50"}) {
     SCOPED_TRACE(name);
     torch::manual_seed(3);
-    auto plain = build(name, 3, 3, false);
-    auto checkpointed = build(name, 3, 3, true);
+    auto plain = test::modelNamed(name, 3, 3, false);
+    auto checkpointed = test::modelNamed(name, 3, 3, true);
     test::copyState(*plain, *checkpointed);
     const auto x = torch::randn({2, 3, 48, 48});  // layer4 at 6x6 (OS8) and 3x3 (OS16)
     const auto y = torch::randint(0, 3, {2, 48, 48});
@@ -140,7 +132,7 @@ TEST(SegmentationModels, PretrainedEncoderFromATorchvisionDeepLab) {
   const auto state = test::loadPickledDict(path);
   for (const std::string name : {"deeplabv3_resnet50", "deeplabv3plus_resnet50"}) {
     SCOPED_TRACE(name);
-    auto model = build(name, 3, 2);
+    auto model = test::modelNamed(name, 3, 2);
     const auto log = model->loadPretrainedEncoder(path);
     ASSERT_FALSE(log.empty());
     EXPECT_NE(log[0].find("resnet50 encoder tensors loaded"), std::string::npos) << log[0];

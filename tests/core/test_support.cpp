@@ -26,6 +26,19 @@ bool runPythonReference(const std::string& script, const std::string& args) {
   return code == 0;
 }
 
+ModelSpec specNamed(const std::string& name, int bands, int classes) {
+  ModelSpec s = modelSpecFromName(name);
+  s.bands = bands;
+  s.classes = classes;
+  return s;
+}
+
+SegmentationModel modelNamed(const std::string& name, int bands, int classes, bool checkpoint) {
+  ModelSpec s = specNamed(name, bands, classes);
+  s.checkpoint = checkpoint;
+  return makeModel(s);
+}
+
 std::string tempPath(const std::string& name) {
   return "/tmp/geodl_test_" + std::to_string(getpid()) + "_" + name;
 }

@@ -14,6 +14,11 @@ namespace geodl::test {
 bool runPythonReference(const std::string& script, const std::string& args);
 bool pythonTorchAvailable();
 
+// The spec of the model named `name` (modelNames()) with `bands` and `classes`, and a model
+// built from it (random weights).
+ModelSpec specNamed(const std::string& name, int bands, int classes);
+SegmentationModel modelNamed(const std::string& name, int bands, int classes, bool checkpoint = false);
+
 // A fresh temporary file path (removed by the caller or left in /tmp).
 std::string tempPath(const std::string& name);
 

@@ -15,9 +15,7 @@ struct Pair {
 };
 
 Pair makePair(const std::string& name, int bands, int classes, bool dropout = false) {
-  ModelSpec s = modelSpecFromName(name);
-  s.bands = bands;
-  s.classes = classes;
+  ModelSpec s = test::specNamed(name, bands, classes);
   s.dropout = dropout;
   s.dropout_probability = 0.3;
   torch::manual_seed(11);
