@@ -62,7 +62,7 @@ fault() {
 
 cd scene
 fault samples samples "$geodl" -q samples config.yaml --samples-size 64 --samples-dist 16
-fault train model "$geodl" -q train config.yaml --samples-size 64 --epochs 3 --batch-size 4 --threads 2 \
-  --num-trn-samples 24 --num-val-samples 12
+fault train model "$geodl" -q train config.yaml --samples-size 64 --epochs 2 --batch-size 4 --threads 2 \
+  --num-trn-samples 16 --num-val-samples 8
 fault classify classified "$geodl" -q classify config.yaml --window 64 --threads 2 --probabilities --polygons --cog
 echo "faults: $kills kills, each followed by a rerun; no damaged file, no temporary left"

@@ -10,7 +10,7 @@ out=$scene/$model
 rm -rf "$out"
 "$geodl" -q train "$scene/config.yaml" --samples-size 64 --model "$model" --loss "$loss" --optimizer "$optimizer" \
   --scheduler "$scheduler" --learning-rate 0.003 --epochs "$epochs" --batch-size 4 --threads 2 --seed 1 \
-  --output-path "$out"
+  --num-trn-samples 16 --num-val-samples 8 --output-path "$out"
 "$geodl" info "$out/model.pt" | grep -E "^model: $model"
 grep -aq "\"loss\":\"$loss\"" "$out/model.pt" || { echo "the model file does not record the loss"; exit 1; }
 "$geodl" -q classify --input "$scene/scene_val.tif" --model "$out/model.pt" --output "$out/classes.tif" --threads 2
