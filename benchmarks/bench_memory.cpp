@@ -3,7 +3,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -31,14 +30,6 @@ struct Row {
   geodl::BatchProbeResult probe;
   geodl::StepMeasurement step;
 };
-
-// The CPU's model name (/proc/cpuinfo), for the figures to say where they were measured.
-std::string cpuModelName() {
-  std::ifstream info("/proc/cpuinfo");
-  for (std::string line; std::getline(info, line);)
-    if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos) return line.substr(line.find(':') + 2);
-  return "unknown CPU";
-}
 
 }  // namespace
 
@@ -109,7 +100,7 @@ int main(int argc, char** argv) {
   }
 
   const auto& first = rows.front().probe;
-  std::printf("%s; bf16 instructions: %s\n", cpuModelName().c_str(),
+  std::printf("%s; bf16 instructions: %s\n", geodl::cpuModelName().c_str(),
               geodl::cpuBf16Instructions().empty() ? "none" : geodl::cpuBf16Instructions().c_str());
   std::printf("device %s, %s, %d threads, %dx%d samples, %d bands, %d classes, budget %.0f MiB, "
               "step time at batch %d (mean of %d steps)\n\n",

@@ -315,8 +315,8 @@ Rapport : %2</translation>
         <translation>Checkpointing du gradient</translation>
     </message>
     <message>
-        <source>Recompute activations in backward: about three times the batch for some 25% more time.</source>
-        <translation>Recalculer les activations pendant la rétropropagation : environ trois fois le lot pour quelque 25 % de temps en plus.</translation>
+        <source>Recompute activations in backward: about twice the batch for some 10-30% more time.</source>
+        <translation>Recalculer les activations pendant la rétropropagation : environ deux fois le lot pour quelque 10 à 30 % de temps en plus.</translation>
     </message>
     <message>
         <source>Memory budget (MiB)</source>
@@ -899,8 +899,8 @@ Rapport : %2</translation>
         <translation>Automatique (activé quand le lot l’exige)</translation>
     </message>
     <message>
-        <source>Recompute activations in backward: about three times the batch for some 25% more time. auto: on only when the batch would not fit the memory budget without it.</source>
-        <translation>Recalculer les activations pendant la rétropropagation : environ trois fois le lot pour quelque 25 % de temps en plus. auto : activé seulement quand le lot ne tiendrait pas dans le budget mémoire sans lui.</translation>
+        <source>Recompute activations in backward: about twice the batch for some 10-30% more time. auto: on only when the batch would not fit the memory budget without it.</source>
+        <translation>Recalculer les activations pendant la rétropropagation : environ deux fois le lot pour quelque 10 à 30 % de temps en plus. auto : activé seulement quand le lot ne tiendrait pas dans le budget mémoire sans lui.</translation>
     </message>
     <message>
         <source>bfloat16 autocast (precision bf16)</source>

@@ -26,7 +26,7 @@ inline OptionTexts modelTexts() {
 }
 inline OptionTexts checkpointTexts() {
   return {GEODL_TR("Gradient checkpointing"),
-          GEODL_TR("Recompute activations in backward: about three times the batch for some 25% more time.")};
+          GEODL_TR("Recompute activations in backward: about twice the batch for some 10-30% more time.")};
 }
 inline OptionTexts memoryBudgetTexts() {
   return {GEODL_TR("Memory budget for batch size 0 (MiB, 0: automatic)"),

@@ -170,7 +170,7 @@ OptionTable<O> optimizationOptions() {
           .bareFlag("true").config("training.checkpoint", {"models.*.checkpoint"}).cli("checkpoint")
           .qgis("CHECKPOINT", true)
           .describe(checkpointTexts().label,
-                    GEODL_TR("Recompute activations in backward: about three times the batch for some 25% more "
+                    GEODL_TR("Recompute activations in backward: about twice the batch for some 10-30% more "
                              "time. auto: on only when the batch would not fit the memory budget without it.")),
       option("dropout", &O::dropout)
           .config("models.*.dropout").cli("dropout").qgis("DROPOUT", true)

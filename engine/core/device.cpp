@@ -73,6 +73,13 @@ std::string maxCpuIsa() {
 
 }  // namespace
 
+std::string cpuModelName() {
+  std::ifstream info("/proc/cpuinfo");
+  for (std::string line; std::getline(info, line);)
+    if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos) return line.substr(line.find(':') + 2);
+  return "unknown CPU";
+}
+
 std::string cpuBf16Instructions() {
 #if defined(__x86_64__) || defined(__i386__)
   unsigned a = 0, b = 0, c = 0, d = 0;

@@ -20,6 +20,8 @@ double defaultMemoryBudgetMiB(const std::string& device);
 // oneDNN then does not use them either). Detected at run time (cpuid, and the OS saving the
 // registers).
 std::string cpuBf16Instructions();
+// The CPU's model name (/proc/cpuinfo), for benchmarks to say where they measured.
+std::string cpuModelName();
 
 // The precision of classification or training for `requested` (auto, fp32, bf16) on
 // `device` (resolved): auto is bf16 on a CPU with cpuBf16Instructions() and fp32 elsewhere

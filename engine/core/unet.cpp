@@ -135,17 +135,19 @@ torch::Tensor UNetImpl::forward(torch::Tensor images) {
     }
     return unet_ops::resizeTo(final->forward(h), images).contiguous();
   }
-  // Checkpointing only pays when a backward pass will follow.
-  const bool lean = options.checkpoint() && is_training() && torch::GradMode::is_enabled();
+  // Checkpointing (or keeping only the conv outputs) pays only when a backward pass follows.
+  const bool step = is_training() && torch::GradMode::is_enabled();
+  const bool keep_convs = step && !options.checkpoint();
+  const bool lean = step && (options.checkpoint() || options.recompute_activations());
   std::vector<torch::Tensor> skips;
   torch::Tensor h = images;
   for (size_t i = 0; i < encoders.size(); ++i) {
-    h = lean ? checkpointedEncoder(h, *encoders[i], i > 0) : encoders[i]->forward(h, i > 0);
+    h = lean ? checkpointedEncoder(h, *encoders[i], i > 0, keep_convs) : encoders[i]->forward(h, i > 0);
     skips.push_back(h);
   }
-  h = lean ? checkpointedEncoder(h, *center, true) : center->forward(h, true);
+  h = lean ? checkpointedEncoder(h, *center, true, keep_convs) : center->forward(h, true);
   for (size_t i = encoders.size(); i-- > 0;) {
-    h = lean ? checkpointedDecoder(skips[i], h, *decoders[i]) : decoders[i]->forward(skips[i], h);
+    h = lean ? checkpointedDecoder(skips[i], h, *decoders[i], keep_convs) : decoders[i]->forward(skips[i], h);
     skips[i] = torch::Tensor();  // lets the skip go once its decoder has it
   }
   auto logits = final->forward(h);

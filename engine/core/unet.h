@@ -18,6 +18,10 @@ struct UNetOptions {
   TORCH_ARG(bool, dropout) = false;
   TORCH_ARG(double, probability) = 0.5;
   TORCH_ARG(bool, checkpoint) = false;
+  // Training without checkpointing keeps each unit's conv output only and recomputes what
+  // follows the convolutions in backward (same gradients, a fraction of the memory);
+  // false: plain autograd, which keeps every intermediate (the tests' reference).
+  TORCH_ARG(bool, recompute_activations) = true;
 };
 
 std::vector<int64_t> unetWidths();       // 64-128-256-512, centre 1024

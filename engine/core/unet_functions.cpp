@@ -94,8 +94,10 @@ Tensor dropoutNoise(const Tensor& like, double p) {
   return at::empty_like(like, at::MemoryFormat::Contiguous).bernoulli_(1.0 - p).div_(1.0 - p);
 }
 
-Tensor unitForward(const ConvUnit& unit, const Tensor& x) {
-  Tensor h = at::prelu(conv(pad(x), *unit.conv), unit.prelu->weight);
+Tensor unitForward(const ConvUnit& unit, const Tensor& x) { return unitActivation(unit, conv(pad(x), *unit.conv)); }
+
+Tensor unitActivation(const ConvUnit& unit, const Tensor& y) {
+  Tensor h = at::prelu(y, unit.prelu->weight);
   if (unit.bn) h = batchNormSync() && unit.bn->is_training() ? syncBatchNorm(h, *unit.bn) : unit.bn->forward(h);
   if (unit.dropout > 0.0 && unit.conv->is_training()) h = h * dropoutNoise(h, unit.dropout);
   return h;
@@ -314,6 +316,7 @@ struct InputShape {
   explicit InputShape(const Tensor& x = Tensor()) {
     if (x.defined()) sizes = x.sizes().vec(), type = x.scalar_type();
   }
+  InputShape(std::vector<int64_t> s, at::ScalarType t) : sizes(std::move(s)), type(t) {}
 };
 
 Tensor unitBackward(const ConvUnit& unit, UnitRecompute& r, Tensor g, bool input_grad,
@@ -348,9 +351,10 @@ Tensor unitBackward(const ConvUnit& unit, UnitRecompute& r, Tensor g, bool input
 }
 
 // Recomputes a unit from its input and keeps what its backward needs; returns its output.
+// With `y` defined (the conv output kept by forward), the convolution is not run again.
 Tensor unitRecompute(const ConvUnit& unit, const Tensor& xp, UnitRecompute& r, bool keep_xp,
-                     bool keep_z) {
-  r.y = unet_ops::conv(xp, *unit.conv);
+                     bool keep_z, const Tensor& y = Tensor()) {
+  r.y = y.defined() ? y : unet_ops::conv(xp, *unit.conv);
   if (keep_xp) r.xp = xp;
   Tensor h = at::prelu(r.y, unit.prelu->weight);
   if (unit.bn) {
@@ -377,21 +381,51 @@ Tensor unitRecompute(const ConvUnit& unit, const Tensor& xp, UnitRecompute& r, b
   return h;
 }
 
+// The shapes of a block input pooled 2x2 (or not), and of the concatenation of a decoder's
+// skip and upsampled maps, without computing either.
+InputShape pooledShape(const Tensor& x, bool pool) {
+  if (!pool) return InputShape(x.sizes().vec(), x.scalar_type());
+  return InputShape({x.size(0), x.size(1), x.size(2) / 2, x.size(3) / 2}, x.scalar_type());
+}
+InputShape concatShape(const Tensor& s, const Tensor& a) {
+  return InputShape({a.size(0), s.size(1) + a.size(1), a.size(2), a.size(3)}, a.scalar_type());
+}
+
 bool hasDropout(const EncodingBlockImpl& block) {
   for (const auto& u : block.units)
     if (u.dropout > 0.0) return true;
   return false;
 }
 
+// The units of a block on h, run without autograd; with `ys`, each unit's conv output is
+// appended to it (what the convolutions-kept mode saves for backward).
+Tensor runUnitsKeeping(const std::vector<ConvUnit>& units, Tensor h, std::vector<Tensor>* ys) {
+  for (const auto& unit : units) {
+    Tensor y = unet_ops::conv(unet_ops::pad(h), *unit.conv);
+    h = Tensor();
+    if (ys) ys->push_back(y);
+    h = unet_ops::unitActivation(unit, y);
+  }
+  return h;
+}
+
+// The conv outputs a forward kept (saved after the function's inputs), or none.
+std::vector<Tensor> keptConvOutputs(const variable_list& saved, size_t inputs) {
+  return std::vector<Tensor>(saved.begin() + long(inputs), saved.end());
+}
+
 struct EncoderFunction : torch::autograd::Function<EncoderFunction> {
   static Tensor forward(AutogradContext* ctx, const Tensor& x, at::TensorList params,
-                        EncodingBlockImpl* block, bool pool) {
+                        EncodingBlockImpl* block, bool pool, bool keep_convs) {
     if (hasDropout(*block)) ctx->saved_data["rng"] = rngState(x.device());
     ctx->saved_data["block"] = reinterpret_cast<int64_t>(block);
     ctx->saved_data["pool"] = pool;
     AutocastState::current().save(ctx);
-    ctx->save_for_backward({x});
-    return block->forward(x, pool);  // grad mode is off here: nothing is kept
+    // Grad mode is off here: nothing is kept but what is saved.
+    std::vector<Tensor> saved = {x};
+    const Tensor out = runUnitsKeeping(block->units, pool ? unet_ops::maxPool(x) : x, keep_convs ? &saved : nullptr);
+    ctx->save_for_backward(saved);
+    return out;
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
@@ -399,7 +433,9 @@ struct EncoderFunction : torch::autograd::Function<EncoderFunction> {
     const bool pool = ctx->saved_data["pool"].toBool();
     AutocastReplay autocast(AutocastState::saved(ctx));  // the recompute casts as forward did
     const bool input_grad = ctx->needs_input_grad(0);
-    Tensor x = ctx->get_saved_variables()[0];
+    const auto saved = ctx->get_saved_variables();
+    Tensor x = saved[0];
+    std::vector<Tensor> ys = keptConvOutputs(saved, 1);
     Tensor g = std::move(grads[0]);
     grads.clear();
     const auto& units = block->units;
@@ -409,52 +445,61 @@ struct EncoderFunction : torch::autograd::Function<EncoderFunction> {
     {
       RngReplay replay(ctx->saved_data.count("rng") ? ctx->saved_data["rng"].toTensor() : Tensor(),
                        x.device());
-      Tensor h = pool ? unet_ops::maxPool(x) : x;
+      // With the first unit's conv output kept, the (pooled) block input is not needed
+      // until the first unit's backward: only its shape is.
+      Tensor h = ys.empty() ? (pool ? unet_ops::maxPool(x) : x) : Tensor();
       for (size_t u = 0; u < n; ++u) {
-        inputs[u] = InputShape(h);
-        Tensor xp = unet_ops::pad(h);
+        inputs[u] = h.defined() ? InputShape(h) : pooledShape(x, pool);
+        const Tensor y = u < ys.size() ? ys[u] : Tensor();
+        // The first unit's padded input is recomputed at the end (it may be pooled), and
+        // not at all here when its conv output was kept; the last unit's BatchNorm input
+        // is needed first, so it is kept.
+        Tensor xp = u == 0 && y.defined() ? Tensor() : unet_ops::pad(h);
         h.reset();
-        // The first unit's padded input is recomputed at the end (it may be pooled);
-        // the last unit's BatchNorm input is needed first, so it is kept.
-        h = unitRecompute(units[u], xp, kept[u], /*keep_xp=*/u > 0, /*keep_z=*/u + 1 == n);
+        h = unitRecompute(units[u], xp, kept[u], /*keep_xp=*/u > 0, /*keep_z=*/u + 1 == n, y);
       }
     }
+    ys.clear();
     std::vector<std::vector<Tensor>> unit_grads(n);
+    Tensor indices;  // of the pooling, computed with the first unit's input
     for (size_t u = n; u-- > 0;) {
       const bool need_input = u > 0 || input_grad;
       if (u == 0) {
-        Tensor in0 = pool ? unet_ops::maxPool(x) : x;
+        Tensor in0 = x;
+        if (pool) {
+          std::tie(in0, indices) = at::max_pool2d_with_indices(x, {2, 2}, {2, 2}, {0, 0}, {1, 1}, false);
+          if (!input_grad) indices.reset();
+        }
         kept[0].xp = unet_ops::pad(in0);
       }
       g = unitBackward(units[u], kept[u], std::move(g), need_input, inputs[u], unit_grads[u]);
     }
     Tensor gx;
     if (input_grad) {
-      if (pool) {
-        auto [pooled, indices] =
-            at::max_pool2d_with_indices(x, {2, 2}, {2, 2}, {0, 0}, {1, 1}, false);
-        pooled.reset();
-        gx = at::max_pool2d_with_indices_backward(g, x, {2, 2}, {2, 2}, {0, 0}, {1, 1}, false,
-                                                  indices);
-      } else {
-        gx = std::move(g);
-      }
+      gx = pool ? at::max_pool2d_with_indices_backward(g, x, {2, 2}, {2, 2}, {0, 0}, {1, 1}, false, indices)
+                : std::move(g);
     }
     variable_list out = {like(gx, x)};
     for (auto& ug : unit_grads) out.insert(out.end(), ug.begin(), ug.end());
     out.emplace_back();  // block
     out.emplace_back();  // pool
+    out.emplace_back();  // keep_convs
     return out;
   }
 };
 
 struct DecoderFunction : torch::autograd::Function<DecoderFunction> {
   static Tensor forward(AutogradContext* ctx, const Tensor& skip, const Tensor& x,
-                        at::TensorList params, DecodingBlockImpl* block) {
+                        at::TensorList params, DecodingBlockImpl* block, bool keep_convs) {
     ctx->saved_data["block"] = reinterpret_cast<int64_t>(block);
     AutocastState::current().save(ctx);
-    ctx->save_for_backward({skip, x});
-    return block->forward(skip, x);
+    std::vector<Tensor> saved = {skip, x};
+    Tensor a = unet_ops::upsample2x(unet_ops::conv(x, *block->up_conv));
+    Tensor h = torch::cat({unet_ops::resizeTo(skip, a), a}, 1);
+    a = Tensor();
+    const Tensor out = runUnitsKeeping(block->conv->units, std::move(h), keep_convs ? &saved : nullptr);
+    ctx->save_for_backward(saved);
+    return out;
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
@@ -465,6 +510,7 @@ struct DecoderFunction : torch::autograd::Function<DecoderFunction> {
     auto saved = ctx->get_saved_variables();
     const Tensor& skip = saved[0];
     const Tensor& x = saved[1];
+    std::vector<Tensor> ys = keptConvOutputs(saved, 2);
     Tensor g = std::move(grads[0]);
     grads.clear();
     const auto& units = block->conv->units;
@@ -479,14 +525,18 @@ struct DecoderFunction : torch::autograd::Function<DecoderFunction> {
     std::vector<UnitRecompute> kept(n);
     std::vector<InputShape> inputs(n);
     {
-      Tensor h = torch::cat({s, a}, 1);
+      // With the first unit's conv output kept, the concatenation is built once, for the
+      // first unit's backward; here only its shape is needed.
+      Tensor h = ys.empty() ? torch::cat({s, a}, 1) : Tensor();
       for (size_t u = 0; u < n; ++u) {
-        inputs[u] = InputShape(h);
-        Tensor xp = unet_ops::pad(h);
+        inputs[u] = h.defined() ? InputShape(h) : concatShape(s, a);
+        const Tensor y = u < ys.size() ? ys[u] : Tensor();
+        Tensor xp = u == 0 && y.defined() ? Tensor() : unet_ops::pad(h);
         h.reset();
-        h = unitRecompute(units[u], xp, kept[u], /*keep_xp=*/u > 0, /*keep_z=*/false);
+        h = unitRecompute(units[u], xp, kept[u], /*keep_xp=*/u > 0, /*keep_z=*/false, y);
       }
     }
+    ys.clear();
     std::vector<std::vector<Tensor>> unit_grads(n);
     for (size_t u = n; u-- > 0;) {
       if (u == 0) {
@@ -515,28 +565,29 @@ struct DecoderFunction : torch::autograd::Function<DecoderFunction> {
     variable_list out = {like(g_skip, skip), like(g_x, x), up_grads.weight, up_grads.bias};
     for (auto& ug : unit_grads) out.insert(out.end(), ug.begin(), ug.end());
     out.emplace_back();  // block
+    out.emplace_back();  // keep_convs
     return out;
   }
 };
 
 }  // namespace
 
-Tensor checkpointedEncoder(const Tensor& x, EncodingBlockImpl& block, bool pool) {
+Tensor checkpointedEncoder(const Tensor& x, EncodingBlockImpl& block, bool pool, bool keep_convs) {
   std::vector<Tensor> params;
   for (const auto& unit : block.units) {
     auto p = unitParameters(unit);
     params.insert(params.end(), p.begin(), p.end());
   }
-  return EncoderFunction::apply(x, at::TensorList(params), &block, pool);
+  return EncoderFunction::apply(x, at::TensorList(params), &block, pool, keep_convs);
 }
 
-Tensor checkpointedDecoder(const Tensor& skip, const Tensor& x, DecodingBlockImpl& block) {
+Tensor checkpointedDecoder(const Tensor& skip, const Tensor& x, DecodingBlockImpl& block, bool keep_convs) {
   std::vector<Tensor> params = {block.up_conv->weight, block.up_conv->bias};
   for (const auto& unit : block.conv->units) {
     auto p = unitParameters(unit);
     params.insert(params.end(), p.begin(), p.end());
   }
-  return DecoderFunction::apply(skip, x, at::TensorList(params), &block);
+  return DecoderFunction::apply(skip, x, at::TensorList(params), &block, keep_convs);
 }
 
 }  // namespace geodl

@@ -29,6 +29,8 @@ torch::Tensor resizeTo(const torch::Tensor& x, const torch::Tensor& like);
 torch::Tensor dropoutNoise(const torch::Tensor& like, double p);
 // One unit with autograd: pad, conv, PReLU, BatchNorm (updates running stats), dropout.
 torch::Tensor unitForward(const ConvUnit& unit, const torch::Tensor& x);
+// The unit after its convolution, on the conv output y: PReLU, BatchNorm, dropout.
+torch::Tensor unitActivation(const ConvUnit& unit, const torch::Tensor& y);
 
 // Inference without autograd (CPU, float), in channels-last layout, where oneDNN's
 // convolutions and max-pooling are fastest: the unit's PReLU and BatchNorm (running
@@ -44,10 +46,15 @@ void reflectBorder(torch::Tensor& p);
 bool fusedInference(const torch::Tensor& x);
 }  // namespace unet_ops
 
-// Encoder block (max-pooling its input first when `pool`), checkpointed.
-torch::Tensor checkpointedEncoder(const torch::Tensor& x, EncodingBlockImpl& block, bool pool);
-// Decoder block on (skip, x), checkpointed.
+// Encoder block (max-pooling its input first when `pool`), checkpointed: only the block's
+// input is kept, and backward recomputes the block. With keep_convs, each unit's conv
+// output is kept too, and backward recomputes only what follows the convolutions (PReLU,
+// BatchNorm, dropout, padding, pooling: elementwise, cheap), never a 3x3 convolution.
+torch::Tensor checkpointedEncoder(const torch::Tensor& x, EncodingBlockImpl& block, bool pool,
+                                  bool keep_convs = false);
+// Decoder block on (skip, x), checkpointed likewise (with keep_convs, backward recomputes
+// the 1x1 convolution before the upsampling, and no 3x3 one).
 torch::Tensor checkpointedDecoder(const torch::Tensor& skip, const torch::Tensor& x,
-                                  DecodingBlockImpl& block);
+                                  DecodingBlockImpl& block, bool keep_convs = false);
 
 }  // namespace geodl
