@@ -43,7 +43,7 @@ int main(int argc, char** argv) {
     }
   }
   threads = geodl::configureThreads(threads);
-  geodl::CpuMemoryScope memory(0.125);  // as geodl train
+  geodl::CpuMemoryScope memory(geodl::kTrainingCacheSlack);  // as geodl train
   geodl::MemoryMeter meter("cpu");
   geodl::ModelSpec spec = geodl::modelSpecFromName(model_name);
   spec.bands = 3;

@@ -778,7 +778,7 @@ TrainResult train(const TrainOptions& options, Progress& progress) {
   // Reused blocks for the training steps, within 3% of the step's peak: the steps repeat
   // their sizes (a freer cache added 1 GiB beside unetsmall's 2.2 GiB batch of 8, and an
   // eighth 115 MiB beside its 1.2 GiB batch of conv outputs, at the same speed).
-  CpuMemoryScope memory(0.03);
+  CpuMemoryScope memory(kTrainingCacheSlack);
   TrainResult result;
   result.model = options.model;
   result.loss = options.loss;

@@ -48,6 +48,10 @@ void setCpuCacheSlack(double fraction);
 
 // Installs the allocator for a job's lifetime with the cache's slack (see setCpuCacheSlack)
 // and releases its cache at the end.
+// The slack of a training job's cache: its steps repeat their sizes (geodl train and the
+// training benchmarks use it).
+constexpr double kTrainingCacheSlack = 0.03;
+
 class CpuMemoryScope {
  public:
   explicit CpuMemoryScope(double cache_slack) {

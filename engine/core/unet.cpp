@@ -53,13 +53,16 @@ DecodingBlockImpl::DecodingBlockImpl(int64_t in, int64_t out) {
   conv = register_module("conv", EncodingBlock(in, out, /*batch_norm=*/false, /*dropout=*/0.0));
 }
 
-torch::Tensor DecodingBlockImpl::forward(const torch::Tensor& skip, const torch::Tensor& x) {
+torch::Tensor DecodingBlockImpl::unitsInput(const torch::Tensor& skip, const torch::Tensor& x) {
   // The 1x1 conv commutes with bilinear upsampling (both linear, interpolation weights
   // summing to one), so it runs at the lower resolution: 4x fewer operations and no
   // upsampled copy of the wide input.
   auto a = unet_ops::upsample2x(unet_ops::conv(x, *up_conv));
-  auto s = unet_ops::resizeTo(skip, a);
-  auto h = torch::cat({s, a}, 1);
+  return torch::cat({unet_ops::resizeTo(skip, a), a}, 1);
+}
+
+torch::Tensor DecodingBlockImpl::forward(const torch::Tensor& skip, const torch::Tensor& x) {
+  auto h = unitsInput(skip, x);
   for (const auto& unit : conv->units) h = unet_ops::unitForward(unit, h);
   return h;
 }

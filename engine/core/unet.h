@@ -51,6 +51,8 @@ TORCH_MODULE(EncodingBlock);
 struct DecodingBlockImpl : torch::nn::Module {
   DecodingBlockImpl(int64_t in, int64_t out);
   torch::Tensor forward(const torch::Tensor& skip, const torch::Tensor& x);
+  // The input of the block's units: the skip beside x upsampled (1x1 conv, then 2x).
+  torch::Tensor unitsInput(const torch::Tensor& skip, const torch::Tensor& x);
   torch::nn::Sequential up{nullptr};
   torch::nn::Conv2dImpl* up_conv = nullptr;
   EncodingBlock conv{nullptr};

@@ -494,10 +494,7 @@ struct DecoderFunction : torch::autograd::Function<DecoderFunction> {
     ctx->saved_data["block"] = reinterpret_cast<int64_t>(block);
     AutocastState::current().save(ctx);
     std::vector<Tensor> saved = {skip, x};
-    Tensor a = unet_ops::upsample2x(unet_ops::conv(x, *block->up_conv));
-    Tensor h = torch::cat({unet_ops::resizeTo(skip, a), a}, 1);
-    a = Tensor();
-    const Tensor out = runUnitsKeeping(block->conv->units, std::move(h), keep_convs ? &saved : nullptr);
+    const Tensor out = runUnitsKeeping(block->conv->units, block->unitsInput(skip, x), keep_convs ? &saved : nullptr);
     ctx->save_for_backward(saved);
     return out;
   }
