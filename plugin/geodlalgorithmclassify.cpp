@@ -118,13 +118,13 @@ void GeoDLClassifyAlgorithm::initAlgorithm( const QVariantMap & )
     if ( name == QLatin1String( "EXTENT" ) )
       return new QgsProcessingParameterExtent( name, label, QVariant(), true );
     if ( name == QLatin1String( "MASK" ) )
-      return new QgsProcessingParameterFeatureSource( name, label, QList<int>() << QgsProcessing::TypeVectorPolygon, QVariant(), true );
+      return new QgsProcessingParameterFeatureSource( name, label, QList<int>() << static_cast<int>( Qgis::ProcessingSourceType::VectorPolygon ), QVariant(), true );
     if ( name == QLatin1String( "OUTPUT" ) )
       return new QgsProcessingParameterRasterDestination( name, label );
     if ( name == QLatin1String( "PROBABILITIES" ) )
       return new QgsProcessingParameterRasterDestination( name, label, QVariant(), true, false );
     if ( name == QLatin1String( "POLYGONS" ) )
-      return new QgsProcessingParameterVectorDestination( name, label, QgsProcessing::TypeVectorPolygon, QVariant(), true, false );
+      return new QgsProcessingParameterVectorDestination( name, label, Qgis::ProcessingSourceType::VectorPolygon, QVariant(), true, false );
     return nullptr;
   };
   for ( QgsProcessingParameterDefinition *p : geodlParameters( geodl::classifyOptionTable(), declare ) )

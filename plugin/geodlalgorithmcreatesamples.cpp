@@ -103,15 +103,15 @@ void GeoDLCreateSamplesAlgorithm::initAlgorithm( const QVariantMap & )
     if ( name == QLatin1String( "INPUT" ) )
       return new QgsProcessingParameterRasterLayer( name, label );
     if ( name == QLatin1String( "VECTOR" ) )
-      return new QgsProcessingParameterFeatureSource( name, label, QList<int>() << QgsProcessing::TypeVectorPolygon );
+      return new QgsProcessingParameterFeatureSource( name, label, QList<int>() << static_cast<int>( Qgis::ProcessingSourceType::VectorPolygon ) );
     if ( name == QLatin1String( "FIELD" ) )
       return new QgsProcessingParameterField( name, label, QVariant(), QStringLiteral( "VECTOR" ) );
     if ( name == QLatin1String( "VALIDATION_LAYER" ) )
-      return new QgsProcessingParameterFeatureSource( name, label, QList<int>() << QgsProcessing::TypeVectorPolygon, QVariant(), true );
+      return new QgsProcessingParameterFeatureSource( name, label, QList<int>() << static_cast<int>( Qgis::ProcessingSourceType::VectorPolygon ), QVariant(), true );
     if ( name == QLatin1String( "OUTPUT_FOLDER" ) )
       return new QgsProcessingParameterFolderDestination( name, label );
     if ( name == QLatin1String( "FOOTPRINT" ) )
-      return new QgsProcessingParameterVectorDestination( name, label, QgsProcessing::TypeVectorPolygon );
+      return new QgsProcessingParameterVectorDestination( name, label, Qgis::ProcessingSourceType::VectorPolygon );
     return nullptr;
   };
   for ( QgsProcessingParameterDefinition *p : geodlParameters( geodl::sampleOptionTable(), declare ) )

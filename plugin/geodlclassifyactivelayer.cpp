@@ -61,7 +61,7 @@ GeoDLClassifyActiveLayer::GeoDLClassifyActiveLayer( QgisInterface *iface, QObjec
   mIface->addRasterToolBarIcon( mChoose );
   mIface->addPluginToRasterMenu( kMenu, mChoose );
   mIface->addPluginToRasterMenu( kMenu, mRepeat );
-  mIface->addCustomActionForLayerType( mChoose, QString(), QgsMapLayerType::RasterLayer, true );
+  mIface->addCustomActionForLayerType( mChoose, QString(), Qgis::LayerType::Raster, true );
 }
 
 GeoDLClassifyActiveLayer::~GeoDLClassifyActiveLayer()

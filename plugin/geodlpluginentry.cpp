@@ -1,4 +1,4 @@
-// The entry points QGIS 3.22 resolves in a C++ plugin library (the `const QString *`
+// The entry points QGIS (3.40) resolves in a C++ plugin library (the `const QString *`
 // forms), all from metadata/metadata.txt.
 #include <qgis.h>
 #include <qgsapplication.h>
@@ -16,7 +16,7 @@ const QString sCategory = QString::fromUtf8( geodl::metadata::kCategory );
 const QString sVersion = QString::fromUtf8( geodl::metadata::kVersion );
 const QString sIcon = QStringLiteral( ":/geodl/" ) + QString::fromUtf8( geodl::metadata::kIcon );
 const QString sExperimental = QString::fromUtf8( geodl::metadata::kExperimental ).toLower();
-const QString sAbout = QString::fromUtf8( geodl::metadata::kAbout );
+const QString sAbout = QString::fromUtf8( geodl::metadata::kAbout ) + QStringLiteral( " Built for QGIS %1." ).arg( QString::fromUtf8( geodl::metadata::kQgisBuiltFor ) );
 const QString sAuthor = QString::fromUtf8( geodl::metadata::kAuthor );
 const QString sHomepage = QString::fromUtf8( geodl::metadata::kHomepage );
 const QString sTracker = QString::fromUtf8( geodl::metadata::kTracker );
@@ -74,7 +74,7 @@ QGISEXTERN const QString *update_date()
   return &sUpdateDate;
 }
 
-// Not read by QGIS 3.22's Plugin Manager for C++ plugins, exported for tools that list plugins.
+// Not read by QGIS's Plugin Manager for C++ plugins, exported for tools that list plugins.
 QGISEXTERN const QString *about()
 {
   return &sAbout;

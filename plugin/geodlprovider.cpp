@@ -67,7 +67,8 @@ QString GeoDLProvider::name() const
 
 QString GeoDLProvider::longName() const
 {
-  return QCoreApplication::translate( "GeoDLProvider", "GeoDL deep learning (%1)" ).arg( versionInfo() );
+  return QCoreApplication::translate( "GeoDLProvider", "GeoDL deep learning (%1, built for QGIS %2)" )
+         .arg( versionInfo(), QString::fromUtf8( geodl::metadata::kQgisBuiltFor ) );
 }
 
 QIcon GeoDLProvider::icon() const

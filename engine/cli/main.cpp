@@ -476,6 +476,14 @@ int runReportingErrors(const std::function<int()>& run) {
   }
 }
 
+// "geodl 0.1.0", and the QGIS the plugin of the same build loads into.
+std::string versionText() {
+  std::string text = std::string("geodl ") + geodl::metadata::kVersion;
+  if (*geodl::metadata::kQgisBuiltFor)
+    text += std::string(" (QGIS plugin built for QGIS ") + geodl::metadata::kQgisBuiltFor + ")";
+  return text;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -484,7 +492,7 @@ int main(int argc, char** argv) {
   geodl::cli::installInterruptHandler();
   g_arguments.assign(argv + 1, argv + argc);
   CLI::App app{std::string("GeoDL ") + geodl::metadata::kVersion + ": deep learning for geospatial imagery"};
-  app.set_version_flag("--version", std::string("geodl ") + geodl::metadata::kVersion);
+  app.set_version_flag("--version", versionText());
   app.require_subcommand(1);
   bool quiet = false;
   app.add_flag("-q,--quiet", quiet, "No progress bar");
