@@ -196,8 +196,8 @@
 <context>
     <name>GeoDLProvider</name>
     <message>
-        <source>GeoDL deep learning (%1)</source>
-        <translation>GeoDL apprentissage profond (%1)</translation>
+        <source>GeoDL deep learning (%1, built for QGIS %2)</source>
+        <translation>GeoDL apprentissage profond (%1, compilé pour QGIS %2)</translation>
     </message>
 </context>
 <context>
@@ -335,10 +335,6 @@ Rapport : %2</translation>
         <translation>auto (un GPU s&apos;il y en a un), cpu, cuda ou cuda:N.</translation>
     </message>
     <message>
-        <source>CPU threads (0: all cores)</source>
-        <translation>Fils d&apos;exécution CPU (0 : tous les cœurs)</translation>
-    </message>
-    <message>
         <source>LibTorch&apos;s CPU threads (0: all cores).</source>
         <translation>Fils d&apos;exécution CPU de LibTorch (0 : tous les cœurs).</translation>
     </message>
@@ -381,10 +377,6 @@ Rapport : %2</translation>
     <message>
         <source>Windows per forward pass; more is faster until memory runs out (0: as many as fit the memory budget).</source>
         <translation>Fenêtres par passe avant ; plus est plus rapide tant que la mémoire suffit (0 : autant que le budget mémoire en permet).</translation>
-    </message>
-    <message>
-        <source>Memory budget for batch size 0 (MiB, 0: automatic)</source>
-        <translation>Budget mémoire pour une taille de lot 0 (Mio, 0 : automatique)</translation>
     </message>
     <message>
         <source>The memory batch size 0 may fill (0: half the free RAM, or 90% of the GPU&apos;s).</source>
@@ -559,10 +551,6 @@ Rapport : %2</translation>
         <translation>Les échantillons ayant une part plus faible de pixels ni fond ni ignorés sont écartés.</translation>
     </message>
     <message>
-        <source>Number of classes, background included (0: from the data)</source>
-        <translation>Nombre de classes, fond compris (0 : d&apos;après les données)</translation>
-    </message>
-    <message>
         <source>Classes, background included; checked against the data (0: taken from it).</source>
         <translation>Classes, fond compris ; vérifié d&apos;après les données (0 : tiré de celles-ci).</translation>
     </message>
@@ -687,10 +675,6 @@ Rapport : %2</translation>
         <translation>Passages sur les échantillons d&apos;entraînement, p. ex. 50-200.</translation>
     </message>
     <message>
-        <source>Batch size (0: largest that fits)</source>
-        <translation>Taille de lot (0 : la plus grande qui tient)</translation>
-    </message>
-    <message>
         <source>Samples per step; 0 or auto: the largest that fits the memory budget.</source>
         <translation>Échantillons par étape ; 0 ou auto : la plus grande taille qui tient dans le budget mémoire.</translation>
     </message>
@@ -783,24 +767,12 @@ Rapport : %2</translation>
         <translation>La probabilité d&apos;un retournement vertical.</translation>
     </message>
     <message>
-        <source>Training samples to use (0: all)</source>
-        <translation>Échantillons d&apos;entraînement utilisés (0 : tous)</translation>
-    </message>
-    <message>
         <source>Only the first N training samples (0: all).</source>
         <translation>Seulement les N premiers échantillons d&apos;entraînement (0 : tous).</translation>
     </message>
     <message>
-        <source>Validation samples to use (0: all)</source>
-        <translation>Échantillons de validation utilisés (0 : tous)</translation>
-    </message>
-    <message>
         <source>Only the first N validation samples (0: all).</source>
         <translation>Seulement les N premiers échantillons de validation (0 : tous).</translation>
-    </message>
-    <message>
-        <source>Early stopping patience (epochs, 0: off)</source>
-        <translation>Patience de l&apos;arrêt anticipé (époques, 0 : désactivé)</translation>
     </message>
     <message>
         <source>Stop when the best metric has not improved for this many epochs (0: never).</source>
@@ -821,10 +793,6 @@ Rapport : %2</translation>
     <message>
         <source>What picks the best model: the lowest validation loss or the highest mean IoU.</source>
         <translation>Ce qui désigne le meilleur modèle : la plus faible perte de validation ou la plus haute IoU moyenne.</translation>
-    </message>
-    <message>
-        <source>Random seed (-1: random)</source>
-        <translation>Graine aléatoire (-1 : aléatoire)</translation>
     </message>
     <message>
         <source>The seed of initialization, order and augmentation (-1: a random one, recorded).</source>
@@ -871,16 +839,8 @@ Rapport : %2</translation>
         <translation>Précision</translation>
     </message>
     <message>
-        <source>Window size (pixels, 0: automatic)</source>
-        <translation>Taille de fenêtre (pixels, 0 : automatique)</translation>
-    </message>
-    <message>
         <source>Pixels per window side (0: as large as the memory budget allows a batch of, up to 512 and no larger than the raster needs, at least the model&apos;s sample size).</source>
         <translation>Pixels par côté de fenêtre (0 : aussi grande que le budget mémoire le permet pour un lot, jusqu’à 512 et pas plus que le raster n’en demande, au moins la taille d’échantillon du modèle).</translation>
-    </message>
-    <message>
-        <source>Overlap (percent of the window, -1: automatic)</source>
-        <translation>Recouvrement (pourcentage de la fenêtre, -1 : automatique)</translation>
     </message>
     <message>
         <source>Percent of the window shared with each neighbour, blended smoothly, e.g. 25 (-1: what blending needs in pixels: a quarter of the model&apos;s sample size, at least 32, at most a quarter of the window).</source>
@@ -1065,6 +1025,70 @@ Rapport : %2</translation>
     <message>
         <source>A torch.save&apos;d state dict of torchvision&apos;s ResNet (or a whole DeepLabV3) for the encoder of the models on a ResNet (resnet*, deeplabv3*); other than 3 bands adapt the first convolution.</source>
         <translation>Un state dict d&apos;un ResNet de torchvision (ou d&apos;un DeepLabV3 entier) enregistré par torch.save, pour l&apos;encodeur des modèles sur un ResNet (resnet*, deeplabv3*) ; avec un autre nombre de bandes que 3, la première convolution est adaptée.</translation>
+    </message>
+    <message>
+        <source>Automatic</source>
+        <translation>Automatique</translation>
+    </message>
+    <message>
+        <source>Window size (pixels)</source>
+        <translation>Taille de fenêtre (pixels)</translation>
+    </message>
+    <message>
+        <source>Overlap (percent of the window)</source>
+        <translation>Recouvrement (pourcentage de la fenêtre)</translation>
+    </message>
+    <message>
+        <source>From the data</source>
+        <translation>D&apos;après les données</translation>
+    </message>
+    <message>
+        <source>Number of classes, background included</source>
+        <translation>Nombre de classes, fond compris</translation>
+    </message>
+    <message>
+        <source>Largest that fits</source>
+        <translation>La plus grande qui tient</translation>
+    </message>
+    <message>
+        <source>Batch size</source>
+        <translation>Taille de lot</translation>
+    </message>
+    <message>
+        <source>All</source>
+        <translation>Tous</translation>
+    </message>
+    <message>
+        <source>Training samples to use</source>
+        <translation>Échantillons d&apos;entraînement utilisés</translation>
+    </message>
+    <message>
+        <source>Validation samples to use</source>
+        <translation>Échantillons de validation utilisés</translation>
+    </message>
+    <message>
+        <source>Early stopping patience (epochs)</source>
+        <translation>Patience de l&apos;arrêt anticipé (époques)</translation>
+    </message>
+    <message>
+        <source>Random</source>
+        <translation>Aléatoire</translation>
+    </message>
+    <message>
+        <source>Random seed</source>
+        <translation>Graine aléatoire</translation>
+    </message>
+    <message>
+        <source>CPU threads</source>
+        <translation>Fils d&apos;exécution CPU</translation>
+    </message>
+    <message>
+        <source>Memory budget of the automatic batch size (MiB)</source>
+        <translation>Budget mémoire de la taille de lot automatique (Mio)</translation>
+    </message>
+    <message>
+        <source>All cores</source>
+        <translation>Tous les cœurs</translation>
     </message>
 </context>
 </TS>

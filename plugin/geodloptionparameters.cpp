@@ -2,6 +2,8 @@
 
 #include <QCoreApplication>
 
+#include "geodlnumberwidgetwrapper.h"
+
 #include <cfloat>
 #include <cmath>
 
@@ -9,6 +11,24 @@ QString geodlOptionText( const char *text )
 {
   return text && *text ? QCoreApplication::translate( "geodl", text ) : QString();
 }
+
+namespace
+{
+// A number parameter as QGIS's box shows it best: the decimals the option needs, and the word
+// its sentinel minimum means (GeoDLNumberWidgetWrapper shows it).
+QgsProcessingParameterNumber *numberParameter( const geodl::OptionInfo &info, Qgis::ProcessingNumberParameterType type,
+    const QString &name, const QString &label, double defaultValue, double min, double max )
+{
+  auto *number = new QgsProcessingParameterNumber( name, label, type, defaultValue, false, min, max );
+  QVariantMap metadata;
+  if ( info.decimals >= 0 )
+    metadata.insert( QStringLiteral( "widget_wrapper" ), QVariantMap { { QStringLiteral( "decimals" ), info.decimals } } );
+  if ( *info.minimum_text )
+    metadata.insert( kGeoDLParameterMetadata, QVariantMap { { QStringLiteral( "minimum_text" ), geodlOptionText( info.minimum_text ) } } );
+  number->setMetadata( metadata );
+  return number;
+}
+} // namespace
 
 QgsProcessingParameterDefinition *geodlParameterFor( const geodl::OptionInfo &info, const std::string &defaultText )
 {
@@ -22,9 +42,9 @@ QgsProcessingParameterDefinition *geodlParameterFor( const geodl::OptionInfo &in
     case geodl::OptionType::Bool:
       return new QgsProcessingParameterBoolean( name, label, def == QLatin1String( "true" ) );
     case geodl::OptionType::Int:
-      return new QgsProcessingParameterNumber( name, label, QgsProcessingParameterNumber::Integer, def.toDouble(), false, min, max );
+      return numberParameter( info, Qgis::ProcessingNumberParameterType::Integer, name, label, def.toDouble(), min, max );
     case geodl::OptionType::Number:
-      return new QgsProcessingParameterNumber( name, label, QgsProcessingParameterNumber::Double, def.toDouble(), false, min, max );
+      return numberParameter( info, Qgis::ProcessingNumberParameterType::Double, name, label, def.toDouble(), min, max );
     case geodl::OptionType::Choice:
     {
       if ( !info.bare_value.empty() )
@@ -46,7 +66,7 @@ QgsProcessingParameterDefinition *geodlParameterFor( const geodl::OptionInfo &in
       return new QgsProcessingParameterEnum( name, label, labels, false, index );
     }
     case geodl::OptionType::Path:
-      return new QgsProcessingParameterFile( name, label, QgsProcessingParameterFile::File,
+      return new QgsProcessingParameterFile( name, label, Qgis::ProcessingFileParameterBehavior::File,
                                              QString::fromStdString( info.file_extension ), QVariant(), info.advanced );
     case geodl::OptionType::Text:
     case geodl::OptionType::List:
@@ -71,7 +91,7 @@ bool geodlParameterValue( const QgsProcessingAlgorithm &algorithm, const geodl::
   if ( !definition )
     return false;
   const QVariant given = parameters.value( name );
-  if ( ( definition->flags() & QgsProcessingParameterDefinition::FlagOptional ) && ( !given.isValid() || given.isNull() ) )
+  if ( ( definition->flags() & Qgis::ProcessingParameterFlag::Optional ) && ( !given.isValid() || given.isNull() ) )
     return false;  // not set: the option's default stays
   QString text;
   switch ( info.type )
@@ -128,7 +148,7 @@ bool geodlIsSet( const QVariantMap &parameters, const QString &parameter )
   const QVariant value = parameters.value( parameter );
   if ( !value.isValid() || value.isNull() )
     return false;
-  return value.type() != QVariant::String || !value.toString().isEmpty();
+  return value.userType() != QMetaType::QString || !value.toString().isEmpty();
 }
 
 bool geodlVectorLayerValues( const QgsProcessingAlgorithm &algorithm, const QVariantMap &parameters, QgsProcessingContext &context,

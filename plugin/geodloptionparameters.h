@@ -72,7 +72,7 @@ std::vector<QgsProcessingParameterDefinition *> geodlParameters( const geodl::Op
     // Advanced parameters are optional (their defaults apply): a model saved before one was
     // added still validates and runs.
     if ( o.advanced )
-      p->setFlags( p->flags() | QgsProcessingParameterDefinition::FlagAdvanced | QgsProcessingParameterDefinition::FlagOptional );
+      p->setFlags( p->flags() | Qgis::ProcessingParameterFlag::Advanced | Qgis::ProcessingParameterFlag::Optional );
     definitions.push_back( p );
   }
   return definitions;

@@ -7,6 +7,7 @@
 
 #include "base/metadata.h"
 #include "geodlclassifyactivelayer.h"
+#include "geodlnumberwidgetwrapper.h"
 #include "geodlprovider.h"
 
 GeoDLPlugin::GeoDLPlugin( QgisInterface *iface )
@@ -22,6 +23,7 @@ void GeoDLPlugin::initGui()
   // The provider may be there already, registered by the Python plugin geodl_processing.
   if ( !mProvider )
     mProvider = GeoDLProvider::registerIfMissing();
+  GeoDLNumberWidgetWrapper::install();
   if ( mIface && !mClassifyActiveLayer )
     mClassifyActiveLayer = new GeoDLClassifyActiveLayer( mIface, mIface->mainWindow() );
 }
@@ -30,6 +32,7 @@ void GeoDLPlugin::unload()
 {
   delete mClassifyActiveLayer;
   mClassifyActiveLayer = nullptr;
+  GeoDLNumberWidgetWrapper::uninstall();
   if ( mProvider )
   {
     QgsApplication::processingRegistry()->removeProvider( mProvider );

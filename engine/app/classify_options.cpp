@@ -106,17 +106,20 @@ const OptionTable<ClassifyJob>& classifyOptionTable() {
           .describe("", GEODL_TR("For a TorchScript model: its description, JSON or YAML (default: beside it).")),
       engine("window", &ClassifyOptions::window)
           .range(0, 100000).config("inference.chunk_size").cli("window").qgis("WINDOW")
-          .describe(GEODL_TR("Window size (pixels, 0: automatic)"),
+          .minimumReads(GEODL_TR("Automatic"))
+          .describe(GEODL_TR("Window size (pixels)"),
                     GEODL_TR("Pixels per window side (0: as large as the memory budget allows a batch of, up to "
                              "512 and no larger than the raster needs, at least the model's sample size).")),
       engine("overlap", &ClassifyOptions::overlap)
           .range(-1, 49).config("inference.overlap").cli("overlap").qgis("OVERLAP")
-          .describe(GEODL_TR("Overlap (percent of the window, -1: automatic)"),
+          .minimumReads(GEODL_TR("Automatic")).qgisDecimals(1)
+          .describe(GEODL_TR("Overlap (percent of the window)"),
                     GEODL_TR("Percent of the window shared with each neighbour, blended smoothly, e.g. 25 (-1: "
                              "what blending needs in pixels: a quarter of the model's sample size, at least 32, "
                              "at most a quarter of the window).")),
       engine("batch_size", &ClassifyOptions::batch_size)
           .range(0, 10000).config("inference.batch_size").cli("batch-size").qgis("BATCH_SIZE")
+          .minimumReads(GEODL_TR("Automatic"))
           .describe(GEODL_TR("Batch size (windows)"),
                     GEODL_TR("Windows per forward pass; more is faster until memory runs out (0: as many as "
                              "fit the memory budget).")),

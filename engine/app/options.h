@@ -76,6 +76,9 @@ struct OptionInfo {
   bool applies_last = false;         // set after the others: it overrides what they imply
   std::string file_extension;        // Path, QGIS: the file filter
   std::string processing_default;    // QGIS only: a default of its own, where its context differs
+  const char* minimum_text = "";     // QGIS: what a number box shows at the minimum, a sentinel
+                                     // ("Automatic" for 0), instead of the number (translated)
+  int decimals = -1;                 // QGIS: decimals a Number's box shows (-1: QGIS's own, 6)
   const char* label = "";            // QGIS label (translated)
   const char* help = "";             // one line (translated)
 };
@@ -98,6 +101,8 @@ struct Option : OptionInfo {
     return *this;
   }
   Option& qgisDefault(std::string d) { processing_default = std::move(d); return *this; }
+  Option& minimumReads(const char* text) { minimum_text = text; return *this; }
+  Option& qgisDecimals(int d) { decimals = d; return *this; }
   Option& negatedFlag() { flag_negates = true; return *this; }
   Option& bareFlag(std::string v) { bare_value = std::move(v); return *this; }
   Option& numbersToo() { list_of_numbers = true; return *this; }

@@ -118,7 +118,8 @@ OptionTable<O> windowOptions() {
                     GEODL_TR("Samples with a smaller share of non-background, non-ignored pixels are dropped.")),
       option("num_classes", &O::num_classes)
           .range(0, 255).config("global.num_classes").cli("num-classes").qgis("NUM_CLASSES", true)
-          .describe(GEODL_TR("Number of classes, background included (0: from the data)"),
+          .minimumReads(GEODL_TR("From the data"))
+          .describe(GEODL_TR("Number of classes, background included"),
                     GEODL_TR("Classes, background included; checked against the data (0: taken from it).")),
       option("bands", &O::bands)
           .range(0, 10000).config("global.number_of_bands").cli("number-of-bands")

@@ -14,12 +14,13 @@ namespace geodl {
 struct OptionTexts {
   const char* label;
   const char* help;
+  const char* minimum = "";  // what QGIS's box shows at the minimum (Option::minimumReads)
 };
 inline OptionTexts deviceTexts() {
   return {GEODL_TR("Device"), GEODL_TR("auto (a GPU when there is one), cpu, cuda or cuda:N.")};
 }
 inline OptionTexts threadsTexts() {
-  return {GEODL_TR("CPU threads (0: all cores)"), GEODL_TR("LibTorch's CPU threads (0: all cores).")};
+  return {GEODL_TR("CPU threads"), GEODL_TR("LibTorch's CPU threads (0: all cores)."), GEODL_TR("All cores")};
 }
 inline OptionTexts modelTexts() {
   return {GEODL_TR("Model"), GEODL_TR("The architecture; checkpointed_unet is unetsmall with gradient checkpointing.")};
@@ -29,8 +30,9 @@ inline OptionTexts checkpointTexts() {
           GEODL_TR("Recompute activations in backward: about twice the batch for some 10-30% more time.")};
 }
 inline OptionTexts memoryBudgetTexts() {
-  return {GEODL_TR("Memory budget for batch size 0 (MiB, 0: automatic)"),
-          GEODL_TR("The memory batch size 0 may fill (0: half the free RAM, or 90% of the GPU's).")};
+  return {GEODL_TR("Memory budget of the automatic batch size (MiB)"),
+          GEODL_TR("The memory batch size 0 may fill (0: half the free RAM, or 90% of the GPU's)."),
+          GEODL_TR("Automatic")};
 }
 
 inline OptionTexts precisionTexts() {
@@ -73,7 +75,7 @@ Option<O> deviceOption(Option<O> o, const std::string& key = "") {
 template <class O>
 Option<O> threadsOption(Option<O> o, const std::string& key = "") {
   if (!key.empty()) o.config(key);
-  return o.range(0, 1024).cli("threads").qgis("THREADS", true)
+  return o.range(0, 1024).cli("threads").qgis("THREADS", true).minimumReads(threadsTexts().minimum)
       .describe(threadsTexts().label, threadsTexts().help);
 }
 
@@ -92,7 +94,7 @@ Option<O> checkpointOption(Option<O> o, bool advanced) {
 
 template <class O>
 Option<O> memoryBudgetOption(Option<O> o, const std::string& key) {
-  return o.range(0, 1e9).config(key).cli("memory-budget-mib").qgis("MEMORY_BUDGET_MIB", true)
+  return o.range(0, 1e9).config(key).cli("memory-budget-mib").qgis("MEMORY_BUDGET_MIB", true).minimumReads(memoryBudgetTexts().minimum)
       .describe(memoryBudgetTexts().label, memoryBudgetTexts().help);
 }
 

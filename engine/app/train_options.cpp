@@ -79,7 +79,8 @@ OptionTable<O> optimizationOptions() {
           .describe(GEODL_TR("Epochs"), GEODL_TR("Passes over the training samples, e.g. 50-200.")),
       option("batch_size", &O::batch_size)
           .range(0, 100000).zeroWord("auto").config("training.batch_size").cli("batch-size").qgis("BATCH_SIZE")
-          .describe(GEODL_TR("Batch size (0: largest that fits)"),
+          .minimumReads(GEODL_TR("Largest that fits"))
+          .describe(GEODL_TR("Batch size"),
                     GEODL_TR("Samples per step; 0 or auto: the largest that fits the memory budget.")),
       option("optimizer", &O::optimizer)
           .oneOf({{"adam", GEODL_TR("Adam")}, {"adamw", GEODL_TR("AdamW (decoupled weight decay)")},
@@ -217,11 +218,13 @@ OptionTable<O> optimizationOptions() {
           .describe(GEODL_TR("Vertical flip probability"), GEODL_TR("The probability of a vertical flip.")),
       option("num_trn_samples", &O::num_trn_samples)
           .range(0, 1e12).config("training.num_trn_samples").cli("num-trn-samples").qgis("NUM_TRN_SAMPLES", true)
-          .describe(GEODL_TR("Training samples to use (0: all)"),
+          .minimumReads(GEODL_TR("All"))
+          .describe(GEODL_TR("Training samples to use"),
                     GEODL_TR("Only the first N training samples (0: all).")),
       option("num_val_samples", &O::num_val_samples)
           .range(0, 1e12).config("training.num_val_samples").cli("num-val-samples").qgis("NUM_VAL_SAMPLES", true)
-          .describe(GEODL_TR("Validation samples to use (0: all)"),
+          .minimumReads(GEODL_TR("All"))
+          .describe(GEODL_TR("Validation samples to use"),
                     GEODL_TR("Only the first N validation samples (0: all).")),
   };
 }
@@ -231,7 +234,8 @@ OptionTable<O> runOptions() {
   return {
       option("patience", &O::patience)
           .range(0, 100000).config("training.patience").cli("patience").qgis("PATIENCE", true)
-          .describe(GEODL_TR("Early stopping patience (epochs, 0: off)"),
+          .minimumReads(GEODL_TR("Off"))
+          .describe(GEODL_TR("Early stopping patience (epochs)"),
                     GEODL_TR("Stop when the best metric has not improved for this many epochs (0: never).")),
       option("best_metric", &O::best_metric)
           .oneOf({{"loss", GEODL_TR("Validation loss")}, {"miou", GEODL_TR("Mean IoU")}})
@@ -241,7 +245,8 @@ OptionTable<O> runOptions() {
       memoryBudgetOption(option("memory_budget_mib", &O::memory_budget_mib), "training.memory_budget_mib"),
       option("seed", &O::seed)
           .range(-1, 2147483647).config("training.seed", {"global.seed"}).cli("seed").qgis("SEED", true)
-          .describe(GEODL_TR("Random seed (-1: random)"),
+          .minimumReads(GEODL_TR("Random"))
+          .describe(GEODL_TR("Random seed"),
                     GEODL_TR("The seed of initialization, order and augmentation (-1: a random one, recorded).")),
       option("deterministic", &O::deterministic)
           .config("training.deterministic").cli("deterministic").qgis("DETERMINISTIC", true)
