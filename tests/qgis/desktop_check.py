@@ -7,9 +7,10 @@ import os
 import time
 import traceback
 
-from qgis.PyQt.QtCore import QTimer
+from qgis.PyQt.QtCore import QRect, QTimer, Qt
+from qgis.PyQt.QtGui import QColor, QFont, QImage, QPainter
 from qgis.PyQt.QtWidgets import QAction, QApplication
-from qgis.core import QgsApplication, QgsProject, QgsSettings
+from qgis.core import Qgis, QgsApplication, QgsProject, QgsSettings
 from qgis.utils import iface
 
 RESULT = {}
@@ -26,10 +27,41 @@ def finish():
     iface.actionExit().trigger()
 
 
+def save_titled(widget, path):
+    """Saves a widget's picture under a title bar, as a window manager would draw it (Xvfb has
+    none): the window's title and the QGIS version it runs in."""
+    shot = widget.grab().toImage()
+    bar = 28
+    image = QImage(shot.width(), shot.height() + bar, QImage.Format.Format_RGB32)
+    image.fill(QColor('#dcdcdc'))
+    painter = QPainter(image)
+    painter.drawImage(0, bar, shot)
+    font = QFont()
+    font.setPointSize(10)
+    font.setBold(True)
+    painter.setFont(font)
+    painter.setPen(QColor('#303030'))
+    title = widget.windowTitle() or 'QGIS'
+    painter.drawText(QRect(0, 0, shot.width(), bar), Qt.AlignmentFlag.AlignCenter,
+                     '%s  (QGIS %s)' % (title, Qgis.version()))
+    painter.end()
+    image.save(path)
+
+
+def number_boxes(dialog):
+    """What the classify dialog's number boxes show, by parameter name."""
+    shown = {}
+    for name, wrapper in dialog.mainWidget().wrappers.items():
+        widget = wrapper.wrappedWidget() if hasattr(wrapper, 'wrappedWidget') else None
+        if widget is not None and hasattr(widget, 'specialValueText'):
+            shown[name] = widget.text()
+    return shown
+
+
 def screenshot():
     try:
         QApplication.processEvents()
-        iface.mainWindow().grab().save(os.environ['GEODL_TEST_SCREENSHOT'])
+        save_titled(iface.mainWindow(), os.environ['GEODL_TEST_SCREENSHOT'])
         toolbox = STATE['toolbox']
         toolbox.grab().save(os.path.join(ARTIFACTS, 'qgis_toolbox.png'))
         # The classify dialog, as the Toolbox opens it.
@@ -38,7 +70,8 @@ def screenshot():
         dialog = AlgorithmDialog(alg, False, iface.mainWindow())
         dialog.show()
         QApplication.processEvents()
-        dialog.grab().save(os.path.join(ARTIFACTS, 'qgis_classify_dialog.png'))
+        RESULT['classify_dialog_numbers'] = number_boxes(dialog)
+        save_titled(dialog, os.path.join(ARTIFACTS, 'qgis_classify_dialog.png'))
         dialog.close()
     except Exception:
         RESULT['error'] = traceback.format_exc()
@@ -65,10 +98,12 @@ def after_active_layer_task():
             RESULT['active_layer_above_source'] = order.index('scene classes') < order.index('scene')
             RESULT['active_layer_output'] = result.source()
             result.renderer().setOpacity(0.6)
-            for name in ('Classes', 'Sample footprints'):
-                other = layer_named(name)
-                if other is not None:
-                    root.findLayer(other.id()).setItemVisibilityChecked(False)
+            # Only the class layer over the imagery: the other outputs (Processing's class
+            # raster, the footprint layers) are hidden and collapsed.
+            for node in root.findLayers():
+                if node.layer().name() not in ('scene classes', 'scene'):
+                    node.setItemVisibilityChecked(False)
+                    node.setExpanded(False)
             iface.mapCanvas().setExtent(result.extent())
             iface.mapCanvas().refresh()
     except Exception:
@@ -79,7 +114,11 @@ def after_active_layer_task():
 
 def check():
     try:
+        # Xvfb has no window manager to maximise the window: it is sized to the screen here,
+        # less the title bar save_titled() draws.
         iface.mainWindow().showMaximized()
+        iface.mainWindow().setGeometry(0, 0, 1366, 772)
+        RESULT['qgis_version'] = Qgis.version()
         from qgis import utils
         # QGIS loaded the library from GeoDL's own plugin folder.
         with open('/proc/self/maps') as maps:
@@ -120,7 +159,7 @@ def check():
         model_index = train.parameterDefinition('MODEL').options().index(os.environ['GEODL_TEST_MODEL'])
         params = {
             'TRAINING_STORE': out['TRAINING_STORE'], 'VALIDATION_STORE': out['VALIDATION_STORE'],
-            'MODEL': model_index, 'EPOCHS': 1, 'BATCH_SIZE': 4, 'LEARNING_RATE': 0.001, 'THREADS': 2,
+            'MODEL': model_index, 'EPOCHS': 4, 'BATCH_SIZE': 4, 'LEARNING_RATE': 0.001, 'THREADS': 2,
             'SEED': 1, 'OUTPUT_MODEL': os.path.join(scene, 'model', 'model.pt')}
         if os.environ.get('GEODL_TEST_ENCODER'):
             params['PRETRAINED_ENCODER'] = os.environ['GEODL_TEST_ENCODER']
@@ -153,7 +192,7 @@ def check():
         RESULT['active_layer_actions'] = choose is not None and repeat is not None
         raster_menu = iface.rasterMenu()
         RESULT['raster_menu_has_geodl'] = any(a.text().replace('&', '') == 'GeoDL' for a in raster_menu.actions())
-        footprints = [l for l in QgsProject.instance().mapLayers().values() if l.type() == 0]
+        footprints = [l for l in QgsProject.instance().mapLayers().values() if l.type() == Qgis.LayerType.Vector]
         if footprints:
             iface.setActiveLayer(footprints[0])
             repeat.trigger()

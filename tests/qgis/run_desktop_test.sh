@@ -18,7 +18,7 @@ cat >> "$ini" <<INI
 
 [qgis]
 checkVersion=false
-showTips322=false
+showTips340=false
 INI
 # The built-in scene, for geodl:createsamples inside QGIS.
 "$geodl" make-scene "$profiles/scene" --size 512 --seed 2 > /dev/null
@@ -70,7 +70,7 @@ if not (result.get('training_samples', 0) > 0 and result.get('validation_samples
     problems.append('geodl:createsamples made no samples: %r' % result)
 if not result.get('footprint_in_project'):
     problems.append('the footprint layer was not opened in the project')
-if not (result.get('model_file') and result.get('report_has_chart') and result.get('best_epoch') == 1):
+if not (result.get('model_file') and result.get('report_has_chart') and 1 <= result.get('best_epoch', 0) <= 4):
     problems.append('geodl:train gave no model file or report: %r' % result)
 if result.get('classified_renderer') != 'paletted' or 'building' not in result.get('classified_labels', []):
     problems.append('geodl:classify did not open a paletted class layer: %r' % result)
@@ -92,13 +92,23 @@ shots = [sys.argv[2]] + [os.path.join(os.path.dirname(sys.argv[2]), n)
 for shot in shots:
     if not (os.path.exists(shot) and os.path.getsize(shot) > 5000):
         problems.append('no screenshot at ' + shot)
+# QGIS's number boxes, as GeoDL's parameters declare them: a sentinel reads as its word, a
+# whole number has no decimals.
+numbers = result.get('classify_dialog_numbers', {})
+for name, want in (('WINDOW', 'Automatic'), ('OVERLAP', 'Automatic'), ('THREADS', 'All cores')):
+    if numbers.get(name) != want:
+        problems.append('the classify dialog shows %s as %r, not %r: %r' % (name, numbers.get(name), want, numbers))
+if numbers.get('BATCH_SIZE') != '2':
+    problems.append('the classify dialog shows BATCH_SIZE as %r, not 2: %r' % (numbers.get('BATCH_SIZE'), numbers))
+if not result.get('qgis_version', '').startswith(os.environ.get('GEODL_QGIS_SERIES', '3.40') + '.'):
+    problems.append('QGIS %r ran, not the %s the plugin was built for' % (result.get('qgis_version'), os.environ.get('GEODL_QGIS_SERIES')))
 if problems:
     print('\n'.join(problems))
     sys.exit(1)
-print('QGIS desktop: plugin loaded, algorithms %s registered, max_batch=%d, %d+%d samples '
+print('QGIS %s desktop: plugin loaded, algorithms %s registered, max_batch=%d, %d+%d samples '
       'with their footprints opened in the project, a model trained with its report, the '
       'scene classified and opened with the model\'s classes, the active layer classified '
-      'by a task into a styled layer above it; screenshots %s' % (
-          ', '.join(result['algorithms']), result['max_batch'], result['training_samples'],
-          result['validation_samples'], ', '.join(shots)))
+      'by a task into a styled layer above it; the classify dialog shows %s; screenshots %s' % (
+          result['qgis_version'], ', '.join(result['algorithms']), result['max_batch'], result['training_samples'],
+          result['validation_samples'], numbers, ', '.join(shots)))
 PY
