@@ -4,6 +4,8 @@
 # geodl_processing that qgis_process loads), then `qgis_process.bin list` must show the
 # geodl algorithms and `qgis_process.bin run geodl:classify` must write a class raster
 # with the model's colour table.
+# Then every other algorithm runs too (its help first): the batch size probe, samples from the
+# scene's training raster and labels, and one epoch of training on them.
 # Then QGIS in French (the profile's interface language): algorithm names, group, parameter
 # labels and help come out in French.
 # Usage: run_qgis_process_test.sh PLUGIN_DIR RASTER MODEL
@@ -33,6 +35,35 @@ assert band.GetColorTable() is not None, 'no colour table'
 names = band.GetCategoryNames()
 assert names and 'building' in names, names
 print('qgis_process run geodl:classify: %d x %d class raster, classes %s' % (d.RasterXSize, d.RasterYSize, names))
+PY
+
+for alg in createsamples train classify estimatebatchsize; do
+  qgis_process.bin help "geodl:$alg" > "$home/help_$alg.txt" 2>&1 || { cat "$home/help_$alg.txt"; exit 1; }
+  grep -q "^----------------\|Arguments" "$home/help_$alg.txt" || { echo "qgis_process help geodl:$alg:"; head "$home/help_$alg.txt"; exit 1; }
+done
+echo "qgis_process help: all four geodl algorithms"
+scene=$(dirname "$raster")
+qgis_process.bin --json run geodl:estimatebatchsize --MODEL=1 --SAMPLE_SIZE=32 --BANDS=3 --CLASSES=4 \
+  --BUDGET_MIB=96 --THREADS=2 > "$home/probe.json" 2> "$home/probe.err" || { cat "$home/probe.err"; exit 1; }
+qgis_process.bin --json run geodl:createsamples --INPUT="$scene/scene_trn.tif" --VECTOR="$scene/scene_trn_labels.gpkg" \
+  --FIELD=class --SPLIT=1 --VALIDATION_PERCENT=25 --SAMPLE_SIZE=32 --STRIDE=32 --OUTPUT_FOLDER="$home/samples" \
+  --FOOTPRINT="$home/footprints.gpkg" > "$home/samples.json" 2> "$home/samples.err" || { cat "$home/samples.err"; exit 1; }
+qgis_process.bin --json run geodl:train --TRAINING_STORE="$home/samples/trn_samples.hdf5" \
+  --VALIDATION_STORE="$home/samples/val_samples.hdf5" --MODEL=1 --EPOCHS=1 --BATCH_SIZE=4 --THREADS=2 \
+  --OUTPUT_MODEL="$home/trained/model.pt" > "$home/train.json" 2> "$home/train.err" || { cat "$home/train.err"; exit 1; }
+/usr/bin/python3 - "$home" <<'PY'
+import json, os, sys
+home = sys.argv[1]
+def results(name):
+    return json.load(open(os.path.join(home, name + '.json')))['results']
+probe, samples, train = results('probe'), results('samples'), results('train')
+assert probe['MAX_BATCH'] >= 1, probe
+assert samples['TRAINING_SAMPLES'] > 0 and samples['VALIDATION_SAMPLES'] > 0, samples
+assert os.path.exists(samples['TRAINING_STORE']) and os.path.exists(os.path.join(home, 'footprints.gpkg')), samples
+assert os.path.exists(train['OUTPUT_MODEL']) and train['BEST_EPOCH'] == 1, train
+print('qgis_process run: geodl:estimatebatchsize MAX_BATCH=%d, geodl:createsamples %d+%d samples, '
+      'geodl:train a model (best epoch %d)' % (probe['MAX_BATCH'], samples['TRAINING_SAMPLES'],
+                                               samples['VALIDATION_SAMPLES'], train['BEST_EPOCH']))
 PY
 
 # QGIS in French.
