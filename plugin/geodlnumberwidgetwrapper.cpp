@@ -1,5 +1,7 @@
 #include "geodlnumberwidgetwrapper.h"
 
+#include <QAbstractSpinBox>
+
 #include <qgsdoublespinbox.h>
 #include <qgsgui.h>
 #include <qgsprocessingguiregistry.h>
@@ -39,24 +41,18 @@ QWidget *GeoDLNumberWidgetWrapper::createWidget()
   const bool defaultIsMinimum = number->defaultValue().isValid() && qgsDoubleNear( number->defaultValue().toDouble(), number->minimum() );
   if ( optional && !defaultIsMinimum )
     return widget;
-  if ( mSpinBox )
+  if ( optional && mSpinBox )
   {
-    if ( optional )
-    {
-      mSpinBox->setMinimum( static_cast<int>( number->minimum() ) );
-      mSpinBox->setValue( mSpinBox->minimum() );
-    }
-    mSpinBox->setSpecialValueText( text );
+    mSpinBox->setMinimum( static_cast<int>( number->minimum() ) );
+    mSpinBox->setValue( mSpinBox->minimum() );
   }
-  else if ( mDoubleSpinBox )
+  else if ( optional && mDoubleSpinBox )
   {
-    if ( optional )
-    {
-      mDoubleSpinBox->setMinimum( number->minimum() );
-      mDoubleSpinBox->setValue( mDoubleSpinBox->minimum() );
-    }
-    mDoubleSpinBox->setSpecialValueText( text );
+    mDoubleSpinBox->setMinimum( number->minimum() );
+    mDoubleSpinBox->setValue( mDoubleSpinBox->minimum() );
   }
+  if ( QAbstractSpinBox *box = mSpinBox ? static_cast<QAbstractSpinBox *>( mSpinBox ) : mDoubleSpinBox )
+    box->setSpecialValueText( text );
   return widget;
 }
 
