@@ -6,20 +6,17 @@
 # resident memory (GNU time), same architecture, window, overlap, batch and threads.
 # Usage: benchmarks/run_classify_benchmark.sh BUILD_DIR [MODEL.pt] [SIZES...]
 set -euo pipefail
-here=$(dirname "$(realpath "$0")")
+source "$(dirname "$(realpath "$0")")/preamble.sh"
 build=$(realpath "${1:?usage: run_classify_benchmark.sh BUILD_DIR [MODEL.pt] [SIZES...]}")
 model=${2:-$build/bench-train/geodl/model.pt}
 shift $(( $# >= 2 ? 2 : 1 ))
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(2000 6000)
 [ -f "$model" ] || { echo "no model at $model: run benchmarks/run_train_benchmark.sh first"; exit 1; }
-threads=${GEODL_BENCH_THREADS:-$(nproc)}
 window=256 overlap=25 batch=4
-data=${GEODL_DATA:-$here/../../shared/data/massachusetts}
-work=${GEODL_BENCH_DIR:-$build/bench-classify}
-rm -rf "$work" && mkdir -p "$work"
-geodl=$build/engine/geodl
-echo "== $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); $threads threads; window $window, overlap $overlap%, batch $batch; model $model"
+massachusetts_data
+bench_work bench-classify
+echo "== $(nproc) cores, $cpu; $threads threads; window $window, overlap $overlap%, batch $batch; model $model"
 row() {  # name, input, then the peak memory and time of each side
   local name=$1 input=$2
   /usr/bin/time -f "%e %M" -o "$work/geodl.time" "$geodl" -q classify --input "$input" --model "$model" \

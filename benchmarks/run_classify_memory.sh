@@ -6,14 +6,12 @@
 # per pixel (the reference needs 2.5 GiB for 36 Mpx: run_classify_benchmark.sh).
 # Usage: benchmarks/run_classify_memory.sh BUILD_DIR [MODEL.pt] [BIG_SIZE]
 set -euo pipefail
+source "$(dirname "$(realpath "$0")")/preamble.sh"
 build=$(realpath "${1:?usage: run_classify_memory.sh BUILD_DIR [MODEL.pt] [BIG_SIZE]}")
 model=${2:-$build/bench-train/geodl/model.pt}
 big=${3:-20000}
 [ -f "$model" ] || { echo "no model at $model: run benchmarks/run_train_benchmark.sh first"; exit 1; }
-threads=${GEODL_BENCH_THREADS:-$(nproc)}
-work=${GEODL_BENCH_DIR:-$build/bench-memory}
-rm -rf "$work" && mkdir -p "$work"
-geodl=$build/engine/geodl
+bench_work bench-memory
 "$geodl" make-scene "$work/scene" --size 2000 --seed 7 > /dev/null
 small=$work/scene/scene_trn.tif
 # The big raster: a VRT repeating the small scene, written out as a real GeoTIFF.
@@ -39,7 +37,7 @@ for b in range(1, n + 1):
 out = None
 gdal.Translate(vrt[:-4] + '.tif', vrt, creationOptions=['TILED=YES', 'COMPRESS=DEFLATE', 'BIGTIFF=YES'])
 PY
-echo "== $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); $threads threads; window 256, overlap 25%, batch 4; model $model"
+echo "== $(nproc) cores, $cpu; $threads threads; window 256, overlap 25%, batch 4; model $model"
 echo
 echo "| raster | Mpx | GeoDL Mpx/s | GeoDL peak MiB |"
 echo "|---|---|---|---|"

@@ -7,16 +7,12 @@
 # loopback all-reduce bandwidth of Gloo for unetsmall's and unet's gradient sizes.
 # Usage: benchmarks/run_distributed_benchmark.sh BUILD_DIR [EPOCHS] [TRAIN_SAMPLES]
 set -euo pipefail
-here=$(dirname "$(realpath "$0")")
+source "$(dirname "$(realpath "$0")")/preamble.sh"
 build=$(realpath "${1:?usage: run_distributed_benchmark.sh BUILD_DIR [EPOCHS] [TRAIN_SAMPLES]}")
 epochs=${2:-2}
 samples=${3:-48}
-geodl=$build/engine/geodl
-data=${GEODL_DATA:-$here/../../shared/data/massachusetts}
-[ -d "$data" ] || { echo "no Massachusetts data in $data (set GEODL_DATA)"; exit 1; }
-data=$(realpath "$data")
-work=${GEODL_BENCH_DIR:-$build/bench-distributed}
-rm -rf "$work" && mkdir -p "$work"
+massachusetts_data required
+bench_work bench-distributed
 cores=$(nproc)
 cat > "$work/massachusetts.csv" <<CSV
 $data/22978945_15.tif,$data/massachusetts_buildings.gpkg,class,trn
@@ -27,7 +23,7 @@ global: {samples_size: 256, num_classes: 2, data_path: ., number_of_bands: 3, mo
 sample: {prep_csv_file: massachusetts.csv, samples_dist: 200}
 training: {output_path: geodl, num_epochs: $epochs, learning_rate: 0.001, seed: 1, num_trn_samples: $samples, num_val_samples: 16}
 YAML
-echo "== $cores cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); unetsmall, 256 px, global batch 8, $samples training samples, $epochs epochs"
+echo "== $cores cores, $cpu; unetsmall, 256 px, global batch 8, $samples training samples, $epochs epochs"
 (cd "$work" && "$geodl" -q samples config.yaml > /dev/null)
 run() {  # run NAME ARGS...: samples/s of the last epoch, all-reduce seconds
   (cd "$work" && "$geodl" -q train config.yaml --output-path "$1" "${@:2}" > "$1.log" 2>&1) || { cat "$work/$1.log"; exit 1; }

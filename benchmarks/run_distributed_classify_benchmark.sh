@@ -10,15 +10,14 @@
 # (the speed does not depend on the weights), or MODEL.pt.
 # Usage: benchmarks/run_distributed_classify_benchmark.sh BUILD_DIR [SIZE] [MODEL.pt]
 set -euo pipefail
+source "$(dirname "$(realpath "$0")")/preamble.sh"
 source "$(dirname "$(realpath "$0")")/speed_model.sh"
 build=$(realpath "${1:?usage: run_distributed_classify_benchmark.sh BUILD_DIR [SIZE] [MODEL.pt]}")
 size=${2:-6000}
-geodl=$build/engine/geodl
-work=${GEODL_BENCH_DIR:-$build/bench-distributed-classify}
-rm -rf "$work" && mkdir -p "$work"
+bench_work bench-distributed-classify
 cd "$work"
 window=256 overlap=25 batch=4
-echo "== $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); unetsmall, window $window, overlap $overlap%, batch $batch; ${size} x ${size} scene"
+echo "== $(nproc) cores, $cpu; unetsmall, window $window, overlap $overlap%, batch $batch; ${size} x ${size} scene"
 model=$(speed_model "$geodl" "${3:-}")
 "$geodl" make-scene scene --size "$size" --seed 7 > /dev/null
 input=$work/scene/scene_trn.tif

@@ -4,13 +4,12 @@
 # UNets in PyTorch, plain and with torch.utils.checkpoint (Debian's python3-torch).
 # Usage: benchmarks/run_memory_benchmark.sh BUILD_DIR [MODEL...]   (default: unetsmall unet)
 set -euo pipefail
-here=$(dirname "$(realpath "$0")")
+source "$(dirname "$(realpath "$0")")/preamble.sh"
 build=${1:?usage: run_memory_benchmark.sh BUILD_DIR [MODEL...]}
 shift
 models=("$@")
 [ ${#models[@]} -gt 0 ] || models=(unetsmall unet)
-threads=${GEODL_BENCH_THREADS:-$(nproc)}
-echo "== GeoDL (LibTorch C++), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
+echo "== GeoDL (LibTorch C++), $(nproc) cores, $cpu"
 "$build/benchmarks/bench_memory" --models "${models[@]}" --threads "$threads"
 echo
 echo "== Reference: PyTorch, geo-deep-learning's UNets"

@@ -9,18 +9,14 @@
 # GEODL_BENCH_SEED sets the seed.
 # Usage: benchmarks/run_models_benchmark.sh BUILD_DIR [EPOCHS] [BATCH]
 set -euo pipefail
-here=$(dirname "$(realpath "$0")")
+source "$(dirname "$(realpath "$0")")/preamble.sh"
 build=$(realpath "${1:?usage: run_models_benchmark.sh BUILD_DIR [EPOCHS] [BATCH]}")
 epochs=${2:-30}
 batch=${3:-8}
-threads=${GEODL_BENCH_THREADS:-$(nproc)}
-data=${GEODL_DATA:-$here/../../shared/data/massachusetts}
-[ -d "$data" ] || { echo "no Massachusetts data in $data (set GEODL_DATA)"; exit 1; }
-data=$(realpath "$data")
-work=${GEODL_BENCH_DIR:-$build/bench-models}
+massachusetts_data required
+bench_work bench-models
 runs=${GEODL_BENCH_RUNS:-"unetsmall:cross_entropy resnet18_unet:cross_entropy resnet34_unet:cross_entropy resnet50_unet:cross_entropy resnet34_unetplusplus:cross_entropy deeplabv3_resnet50:cross_entropy deeplabv3plus_resnet50:cross_entropy unetsmall:dice unetsmall:ce_dice"}
 seed=${GEODL_BENCH_SEED:-1}
-rm -rf "$work" && mkdir -p "$work"
 cat > "$work/massachusetts.csv" <<CSV
 $data/22978945_15.tif,$data/massachusetts_buildings.gpkg,class,trn
 $data/23429155_15.tif,$data/massachusetts_buildings.gpkg,class,val
@@ -48,7 +44,7 @@ training:
     hflip_prob: 0.5
     vflip_prob: 0
 YAML
-echo "== $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); $threads threads, batch $batch, $epochs epochs, seed $seed, Adam lr 0.001 (x0.5 every 10 epochs), fp32, random initialization"
+echo "== $(nproc) cores, $cpu; $threads threads, batch $batch, $epochs epochs, seed $seed, Adam lr 0.001 (x0.5 every 10 epochs), fp32, random initialization"
 "$build/engine/geodl" -q samples "$work/config.yaml" | grep -E "samples in"
 rows=()
 for run in $runs; do

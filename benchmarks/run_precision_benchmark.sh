@@ -18,20 +18,18 @@
 # bf16 rows are left out on CPUs without AVX512_BF16 or AMX-BF16.
 # Usage: benchmarks/run_precision_benchmark.sh BUILD_DIR [SIZE] [MODEL.pt] [QUALITY_MODEL.pt]
 set -euo pipefail
-here=$(dirname "$(realpath "$0")")
+source "$(dirname "$(realpath "$0")")/preamble.sh"
 source "$here/speed_model.sh"
 build=$(realpath "${1:?usage: run_precision_benchmark.sh BUILD_DIR [SIZE] [MODEL.pt] [QUALITY_MODEL.pt]}")
 size=${2:-3000}
 quality_model=${4:-}
 [ -z "$quality_model" ] || quality_model=$(realpath "$quality_model")
-geodl=$build/engine/geodl
-data=${GEODL_DATA:-$here/../../shared/data/massachusetts}
-work=${GEODL_BENCH_DIR:-$build/bench-precision}
-rm -rf "$work" && mkdir -p "$work"
+massachusetts_data
+bench_work bench-precision
 cd "$work"
 threads=$(nproc)
 flags=$(grep -m1 '^flags' /proc/cpuinfo | grep -o 'amx_bf16\|avx512_bf16' | sort -u | tr '\n' ' ')
-echo "== $threads cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); bf16 instructions: ${flags:-none}"
+echo "== $threads cores, $cpu; bf16 instructions: ${flags:-none}"
 echo "== unetsmall, ${size} x ${size} scene; batch 4 before and in the reference, the default batch at the defaults"
 model=$(speed_model "$geodl" "${3:-}")
 "$geodl" make-scene scene --size "$size" --seed 7 > /dev/null

@@ -8,17 +8,14 @@
 # encoder, mean IoU (last and best), samples/s and peak resident memory per run.
 # Usage: benchmarks/run_pretrained_encoder_benchmark.sh BUILD_DIR [EPOCHS] [BATCH] [SCENE_SIZE]
 set -euo pipefail
-here=$(dirname "$(realpath "$0")")
+source "$(dirname "$(realpath "$0")")/preamble.sh"
 build=$(realpath "${1:?usage: run_pretrained_encoder_benchmark.sh BUILD_DIR [EPOCHS] [BATCH] [SCENE_SIZE]}")
 epochs=${2:-10}
 batch=${3:-8}
 size=${4:-1024}
 freeze=$(( epochs / 5 > 0 ? epochs / 5 : 1 ))
-threads=${GEODL_BENCH_THREADS:-$(nproc)}
-work=${GEODL_BENCH_DIR:-$build/bench-pretrained}
-geodl=$build/engine/geodl
-rm -rf "$work" && mkdir -p "$work"
-echo "== $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); $threads threads, resnet18_unet, batch $batch, $epochs epochs, seed 1, synthetic scene ${size}x${size}, 64 px samples"
+bench_work bench-pretrained
+echo "== $(nproc) cores, $cpu; $threads threads, resnet18_unet, batch $batch, $epochs epochs, seed 1, synthetic scene ${size}x${size}, 64 px samples"
 "$geodl" make-scene "$work/scene" --size "$size" --seed 3 > /dev/null
 "$geodl" -q samples "$work/scene/config.yaml" --samples-size 64 | grep -E "samples in"
 /usr/bin/python3 "$here/../tests/reference/write_torchvision_encoder.py" resnet18 "$work/resnet18.pt"

@@ -9,16 +9,12 @@
 # GEODL_BENCH_CHECKPOINTED=0 the last precision's run with gradient checkpointing.
 # Usage: benchmarks/run_train_benchmark.sh BUILD_DIR [EPOCHS] [BATCH]
 set -euo pipefail
-here=$(dirname "$(realpath "$0")")
+source "$(dirname "$(realpath "$0")")/preamble.sh"
 build=$(realpath "${1:?usage: run_train_benchmark.sh BUILD_DIR [EPOCHS] [BATCH]}")
 epochs=${2:-30}
 batch=${3:-8}
-threads=${GEODL_BENCH_THREADS:-$(nproc)}
-data=${GEODL_DATA:-$here/../../shared/data/massachusetts}
-[ -d "$data" ] || { echo "no Massachusetts data in $data (set GEODL_DATA)"; exit 1; }
-data=$(realpath "$data")
-work=${GEODL_BENCH_DIR:-$build/bench-train}
-rm -rf "$work" && mkdir -p "$work"
+massachusetts_data required
+bench_work bench-train
 lr=0.001 step=10 gamma=0.5 seed=${GEODL_BENCH_SEED:-1}
 cat > "$work/massachusetts.csv" <<CSV
 $data/22978945_15.tif,$data/massachusetts_buildings.gpkg,class,trn
@@ -49,7 +45,7 @@ training:
     hflip_prob: 0.5
     vflip_prob: 0
 YAML
-echo "== $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); $threads threads, unetsmall, batch $batch, $epochs epochs, seed $seed, lr $lr (x$gamma every $step epochs), rotation 45 deg p=0.5, hflip p=0.5"
+echo "== $(nproc) cores, $cpu; $threads threads, unetsmall, batch $batch, $epochs epochs, seed $seed, lr $lr (x$gamma every $step epochs), rotation 45 deg p=0.5, hflip p=0.5"
 "$build/engine/geodl" -q samples "$work/config.yaml" | grep -E "samples in|class pixels"
 # GeoDL in each precision, then the reference in its best configuration for each: fp32 in
 # the default layout (channels last trains slower there on these CPUs), bf16 under autocast
