@@ -2,6 +2,17 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="fr_FR">
 <context>
+    <name>GeoDLAlgorithm</name>
+    <message>
+        <source>Training</source>
+        <translation>Entraînement</translation>
+    </message>
+    <message>
+        <source>Classification</source>
+        <translation>Classification</translation>
+    </message>
+</context>
+<context>
     <name>GeoDLClassifyActiveLayer</name>
     <message>
         <source>Classify Active Layer…</source>
@@ -63,22 +74,6 @@
         <translation>classer,classification,inférence,segmentation,apprentissage profond,unet,prédiction</translation>
     </message>
     <message>
-        <source>Classification</source>
-        <translation>Classification</translation>
-    </message>
-    <message>
-        <source>The classes are written as GeoTIFF: give a .tif file (got %1).</source>
-        <translation>Les classes sont écrites en GeoTIFF : donnez un fichier .tif (reçu : %1).</translation>
-    </message>
-    <message>
-        <source>The probabilities are written as GeoTIFF: give a .tif file (got %1).</source>
-        <translation>Les probabilités sont écrites en GeoTIFF : donnez un fichier .tif (reçu : %1).</translation>
-    </message>
-    <message>
-        <source>The polygons are written as a GeoPackage: give a .gpkg file (got %1).</source>
-        <translation>Les polygones sont écrits en GeoPackage : donnez un fichier .gpkg (reçu : %1).</translation>
-    </message>
-    <message>
         <source>Cancelled by the user: no output was written.</source>
         <translation>Annulé par l&apos;utilisateur : aucune sortie n&apos;a été écrite.</translation>
     </message>
@@ -96,10 +91,6 @@
     <message>
         <source>samples,training,hdf5,ground truth,labels,rasterize,deep learning</source>
         <translation>échantillons,entraînement,hdf5,vérité terrain,étiquettes,rastériser,apprentissage profond</translation>
-    </message>
-    <message>
-        <source>Training</source>
-        <translation>Entraînement</translation>
     </message>
     <message>
         <source>Training samples (HDF5)</source>
@@ -124,10 +115,6 @@
     <message>
         <source>Choose a validation polygon layer, or another split.</source>
         <translation>Choisissez une couche de polygones de validation, ou une autre répartition.</translation>
-    </message>
-    <message>
-        <source>Sample footprints are written as a GeoPackage: give a .gpkg file (got %1).</source>
-        <translation>Les emprises des échantillons sont écrites en GeoPackage : donnez un fichier .gpkg (reçu : %1).</translation>
     </message>
     <message>
         <source>Cancelled by the user: no sample store was written.</source>
@@ -155,10 +142,6 @@
     <message>
         <source>batch,memory,gpu,checkpointing,training,deep learning</source>
         <translation>lot,mémoire,gpu,checkpointing,entraînement,apprentissage profond</translation>
-    </message>
-    <message>
-        <source>Training</source>
-        <translation>Entraînement</translation>
     </message>
     <message>
         <source>Maximum batch size</source>
@@ -211,10 +194,6 @@
         <translation>entraîner,entraînement,unet,segmentation,apprentissage profond,modèle,geo-deep-learning</translation>
     </message>
     <message>
-        <source>Training</source>
-        <translation>Entraînement</translation>
-    </message>
-    <message>
         <source>GeoDL model (*.pt)</source>
         <translation>Modèle GeoDL (*.pt)</translation>
     </message>
@@ -247,10 +226,6 @@
         <translation>Choisissez où enregistrer le fichier du modèle.</translation>
     </message>
     <message>
-        <source>Cancelled by the user: the last complete epoch is kept in the checkpoint beside the model file; run again with &quot;Resume&quot; to continue.</source>
-        <translation>Annulé par l&apos;utilisateur : la dernière époque complète est conservée dans le point de reprise à côté du fichier du modèle ; relancez avec « Reprendre » pour continuer.</translation>
-    </message>
-    <message>
         <source>Model: %1
 Report: %2</source>
         <translation>Modèle : %1
@@ -259,6 +234,10 @@ Rapport : %2</translation>
     <message>
         <source>Trains a semantic-segmentation network on the sample stores that &quot;Create training samples&quot; wrote, with the loss, optimizer and learning-rate schedule chosen (cross-entropy, Adam and a step schedule by default), validating after each epoch. The best model is kept (by validation loss or mean IoU), with a checkpoint of the last epoch beside it.</source>
         <translation>Entraîne un réseau de segmentation sémantique sur les fichiers d&apos;échantillons écrits par « Créer des échantillons d&apos;entraînement », avec la perte, l&apos;optimiseur et le programme du taux d&apos;apprentissage choisis (par défaut l&apos;entropie croisée, Adam et des paliers), en validant après chaque époque. Le meilleur modèle est conservé (selon la perte de validation ou l&apos;IoU moyenne), avec à côté un point de reprise de la dernière époque.</translation>
+    </message>
+    <message>
+        <source>Cancelled by the user</source>
+        <translation>Annulé par l&apos;utilisateur</translation>
     </message>
 </context>
 <context>

@@ -21,11 +21,6 @@
 
 namespace
 {
-QString tr( const char *text )
-{
-  return QCoreApplication::translate( "GeoDLClassifyAlgorithm", text );
-}
-
 // Colours and names of the model's classes, for the layers the algorithm opens.
 class ClassStyler : public QgsProcessingLayerPostProcessorInterface
 {
@@ -77,29 +72,18 @@ QStringList GeoDLClassifyAlgorithm::tags() const
   return tr( "classify,classification,inference,segmentation,deep learning,unet,prediction" ).split( ',' );
 }
 
-QString GeoDLClassifyAlgorithm::group() const
-{
-  return tr( "Classification" );
-}
-
-QString GeoDLClassifyAlgorithm::groupId() const
-{
-  return QStringLiteral( "classification" );
-}
-
-QString GeoDLClassifyAlgorithm::shortHelpString() const
+QString GeoDLClassifyAlgorithm::helpIntro() const
 {
   return tr( "Classifies every pixel of a raster layer with a model trained by \"Train segmentation model\". "
              "The raster is read window by window, so rasters of any size classify in bounded memory; "
              "overlapping windows are blended smoothly (no seams) and the edges are padded by reflection, "
              "so no strip is left unclassified. The class raster opens styled with the model's class colours "
-             "and names." )
-         + QStringLiteral( "\n\n" ) + geodlOptionsHelp( geodlInfos( geodl::classifyOptionTable() ) );
+             "and names." );
 }
 
-QIcon GeoDLClassifyAlgorithm::icon() const
+std::vector<const geodl::OptionInfo *> GeoDLClassifyAlgorithm::optionInfos() const
 {
-  return QIcon( QStringLiteral( ":/geodl/geodl.svg" ) );
+  return geodlInfos( geodl::classifyOptionTable() );
 }
 
 QgsProcessingAlgorithm *GeoDLClassifyAlgorithm::createInstance() const
@@ -148,23 +132,13 @@ QVariantMap GeoDLClassifyAlgorithm::processAlgorithm( const QVariantMap &paramet
   }
   geodlVectorLayerValues( *this, parameters, context, feedback, QStringLiteral( "MASK" ), "mask", "mask_layer", values );
   const QString output = parameterAsOutputLayer( parameters, QStringLiteral( "OUTPUT" ), context );
-  if ( !output.endsWith( QLatin1String( ".tif" ), Qt::CaseInsensitive ) && !output.endsWith( QLatin1String( ".tiff" ), Qt::CaseInsensitive ) )
-    throw QgsProcessingException( tr( "The classes are written as GeoTIFF: give a .tif file (got %1)." ).arg( output ) );
   values["output"] = geodlValue( output, QStringLiteral( "OUTPUT" ) );
   const QString probabilities = parameterAsOutputLayer( parameters, QStringLiteral( "PROBABILITIES" ), context );
   if ( !probabilities.isEmpty() )
-  {
-    if ( !probabilities.endsWith( QLatin1String( ".tif" ), Qt::CaseInsensitive ) )
-      throw QgsProcessingException( tr( "The probabilities are written as GeoTIFF: give a .tif file (got %1)." ).arg( probabilities ) );
     values["probabilities_path"] = geodlValue( probabilities, QStringLiteral( "PROBABILITIES" ) );
-  }
   const QString polygons = parameterAsOutputLayer( parameters, QStringLiteral( "POLYGONS" ), context );
   if ( !polygons.isEmpty() )
-  {
-    if ( !polygons.endsWith( QLatin1String( ".gpkg" ), Qt::CaseInsensitive ) )
-      throw QgsProcessingException( tr( "The polygons are written as a GeoPackage: give a .gpkg file (got %1)." ).arg( polygons ) );
     values["polygons_path"] = geodlValue( polygons, QStringLiteral( "POLYGONS" ) );
-  }
 
   GeoDLFeedbackProgress progress( feedback );
   const geodl::ClassifyResult result = geodlEngineCall( [&]

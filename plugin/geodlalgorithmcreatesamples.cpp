@@ -20,10 +20,6 @@
 
 namespace
 {
-QString tr( const char *text )
-{
-  return QCoreApplication::translate( "GeoDLCreateSamplesAlgorithm", text );
-}
 // Draws the footprint layer as outlines, one colour per split, so the imagery stays visible.
 class FootprintStyler : public QgsProcessingLayerPostProcessorInterface
 {
@@ -66,27 +62,16 @@ QStringList GeoDLCreateSamplesAlgorithm::tags() const
   return tr( "samples,training,hdf5,ground truth,labels,rasterize,deep learning" ).split( ',' );
 }
 
-QString GeoDLCreateSamplesAlgorithm::group() const
-{
-  return tr( "Training" );
-}
-
-QString GeoDLCreateSamplesAlgorithm::groupId() const
-{
-  return QStringLiteral( "training" );
-}
-
-QString GeoDLCreateSamplesAlgorithm::shortHelpString() const
+QString GeoDLCreateSamplesAlgorithm::helpIntro() const
 {
   return tr( "Cuts a raster and its ground-truth polygons into training samples: HDF5 stores in "
              "geo-deep-learning's layout (trn_samples.hdf5, val_samples.hdf5) and a footprint layer "
-             "with one polygon per sample." )
-         + QStringLiteral( "\n\n" ) + geodlOptionsHelp( geodlInfos( geodl::sampleOptionTable() ) );
+             "with one polygon per sample." );
 }
 
-QIcon GeoDLCreateSamplesAlgorithm::icon() const
+std::vector<const geodl::OptionInfo *> GeoDLCreateSamplesAlgorithm::optionInfos() const
 {
-  return QIcon( QStringLiteral( ":/geodl/geodl.svg" ) );
+  return geodlInfos( geodl::sampleOptionTable() );
 }
 
 QgsProcessingAlgorithm *GeoDLCreateSamplesAlgorithm::createInstance() const
@@ -143,8 +128,6 @@ QVariantMap GeoDLCreateSamplesAlgorithm::processAlgorithm( const QVariantMap &pa
   const QString outputFolder = parameterAsString( parameters, QStringLiteral( "OUTPUT_FOLDER" ), context );
   values["output_folder"] = geodlValue( outputFolder, QStringLiteral( "OUTPUT_FOLDER" ) );
   const QString footprint = parameterAsOutputLayer( parameters, QStringLiteral( "FOOTPRINT" ), context );
-  if ( !footprint.endsWith( QLatin1String( ".gpkg" ), Qt::CaseInsensitive ) )
-    throw QgsProcessingException( tr( "Sample footprints are written as a GeoPackage: give a .gpkg file (got %1)." ).arg( footprint ) );
   values["footprint_path"] = geodlValue( footprint, QStringLiteral( "FOOTPRINT" ) );
 
   GeoDLFeedbackProgress progress( feedback );

@@ -14,15 +14,6 @@
 #include "geodlfeedbackprogress.h"
 #include "geodloptionparameters.h"
 
-namespace
-{
-QString tr( const char *text )
-{
-  return QCoreApplication::translate( "GeoDLEstimateBatchSizeAlgorithm", text );
-}
-
-} // namespace
-
 QString GeoDLEstimateBatchSizeAlgorithm::name() const
 {
   return QStringLiteral( "estimatebatchsize" );
@@ -38,26 +29,15 @@ QStringList GeoDLEstimateBatchSizeAlgorithm::tags() const
   return tr( "batch,memory,gpu,checkpointing,training,deep learning" ).split( ',' );
 }
 
-QString GeoDLEstimateBatchSizeAlgorithm::group() const
-{
-  return tr( "Training" );
-}
-
-QString GeoDLEstimateBatchSizeAlgorithm::groupId() const
-{
-  return QStringLiteral( "training" );
-}
-
-QString GeoDLEstimateBatchSizeAlgorithm::shortHelpString() const
+QString GeoDLEstimateBatchSizeAlgorithm::helpIntro() const
 {
   return tr( "Finds the largest batch whose training step (forward, backward and optimizer step) "
-             "fits a memory budget, by measuring two small batches and confirming the prediction." )
-         + QStringLiteral( "\n\n" ) + geodlOptionsHelp( geodlInfos( geodl::batchProbeOptionTable() ) );
+             "fits a memory budget, by measuring two small batches and confirming the prediction." );
 }
 
-QIcon GeoDLEstimateBatchSizeAlgorithm::icon() const
+std::vector<const geodl::OptionInfo *> GeoDLEstimateBatchSizeAlgorithm::optionInfos() const
 {
-  return QIcon( QStringLiteral( ":/geodl/geodl.svg" ) );
+  return geodlInfos( geodl::batchProbeOptionTable() );
 }
 
 QgsProcessingAlgorithm *GeoDLEstimateBatchSizeAlgorithm::createInstance() const
@@ -84,7 +64,7 @@ QVariantMap GeoDLEstimateBatchSizeAlgorithm::processAlgorithm( const QVariantMap
   {
     geodl::BatchProbeOptions options;
     geodl::applyOptions( geodl::batchProbeOptionTable(), values, options );
-    return geodl::probeMaxBatch( options, progress );
+    return geodl::estimateBatchSize( options, progress );
   },
                                          tr( "Cancelled by the user." ) );
 

@@ -18,14 +18,6 @@
 #include "geodlfeedbackprogress.h"
 #include "geodloptionparameters.h"
 
-namespace
-{
-QString tr( const char *text )
-{
-  return QCoreApplication::translate( "GeoDLTrainAlgorithm", text );
-}
-} // namespace
-
 QString GeoDLTrainAlgorithm::name() const
 {
   return QStringLiteral( "train" );
@@ -41,28 +33,17 @@ QStringList GeoDLTrainAlgorithm::tags() const
   return tr( "train,training,unet,segmentation,deep learning,model,geo-deep-learning" ).split( ',' );
 }
 
-QString GeoDLTrainAlgorithm::group() const
-{
-  return tr( "Training" );
-}
-
-QString GeoDLTrainAlgorithm::groupId() const
-{
-  return QStringLiteral( "training" );
-}
-
-QString GeoDLTrainAlgorithm::shortHelpString() const
+QString GeoDLTrainAlgorithm::helpIntro() const
 {
   return tr( "Trains a semantic-segmentation network on the sample stores that \"Create training samples\" wrote, "
              "with the loss, optimizer and learning-rate schedule chosen (cross-entropy, Adam and a step schedule by "
              "default), validating after each epoch. The best model is kept "
-             "(by validation loss or mean IoU), with a checkpoint of the last epoch beside it." )
-         + QStringLiteral( "\n\n" ) + geodlOptionsHelp( geodlInfos( geodl::trainOptionTable() ) );
+             "(by validation loss or mean IoU), with a checkpoint of the last epoch beside it." );
 }
 
-QIcon GeoDLTrainAlgorithm::icon() const
+std::vector<const geodl::OptionInfo *> GeoDLTrainAlgorithm::optionInfos() const
 {
-  return QIcon( QStringLiteral( ":/geodl/geodl.svg" ) );
+  return geodlInfos( geodl::trainOptionTable() );
 }
 
 QgsProcessingAlgorithm *GeoDLTrainAlgorithm::createInstance() const
@@ -105,8 +86,7 @@ QVariantMap GeoDLTrainAlgorithm::processAlgorithm( const QVariantMap &parameters
     geodl::applyOptions( geodl::trainOptionTable(), values, options );
     return geodl::train( options, progress );
   },
-                                    tr( "Cancelled by the user: the last complete epoch is kept in the checkpoint beside the "
-                                        "model file; run again with \"Resume\" to continue." ) );
+                                    tr( "Cancelled by the user" ) );
 
   QVariantMap outputs;
   outputs.insert( QStringLiteral( "OUTPUT_MODEL" ), QString::fromStdString( result.model_path ) );

@@ -2,21 +2,22 @@
 // HTML report for the Results Viewer.
 #pragma once
 
-#include <qgsprocessingalgorithm.h>
+#include "geodlalgorithm.h"
 
-class GeoDLTrainAlgorithm : public QgsProcessingAlgorithm
+class GeoDLTrainAlgorithm : public GeoDLAlgorithm
 {
+    Q_DECLARE_TR_FUNCTIONS( GeoDLTrainAlgorithm )
+
   public:
+    GeoDLTrainAlgorithm() : GeoDLAlgorithm( Group::Training ) {}
     QString name() const override;
     QString displayName() const override;
     QStringList tags() const override;
-    QString group() const override;
-    QString groupId() const override;
-    QString shortHelpString() const override;
-    QIcon icon() const override;
     QgsProcessingAlgorithm *createInstance() const override;
 
   protected:
+    QString helpIntro() const override;
+    std::vector<const geodl::OptionInfo *> optionInfos() const override;
     void initAlgorithm( const QVariantMap &configuration = QVariantMap() ) override;
     QVariantMap processAlgorithm( const QVariantMap &parameters, QgsProcessingContext &context,
                                   QgsProcessingFeedback *feedback ) override;

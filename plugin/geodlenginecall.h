@@ -16,9 +16,13 @@ auto geodlEngineCall( Call &&call, const QString &cancelledMessage ) -> decltype
   {
     return call();
   }
-  catch ( const geodl::Cancelled & )
+  catch ( const geodl::Cancelled &e )
   {
-    throw QgsProcessingException( cancelledMessage );
+    // The engine's own words, when it says more than that it was cancelled (what to do next).
+    const std::string why = e.what();
+    if ( why == geodl::Cancelled().what() )
+      throw QgsProcessingException( cancelledMessage );
+    throw QgsProcessingException( cancelledMessage + QStringLiteral( ": " ) + QString::fromStdString( why ) );
   }
   catch ( ... )
   {

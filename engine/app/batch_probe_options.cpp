@@ -35,4 +35,9 @@ const OptionTable<BatchProbeOptions>& batchProbeOptionTable() {
   return table;
 }
 
+BatchProbeResult estimateBatchSize(const BatchProbeOptions& options, Progress& progress) {
+  checkOptions(batchProbeOptionTable(), options);
+  return probeMaxBatch(options, progress);
+}
+
 }  // namespace geodl

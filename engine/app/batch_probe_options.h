@@ -8,4 +8,7 @@ namespace geodl {
 
 const OptionTable<BatchProbeOptions>& batchProbeOptionTable();
 
+// The batch-size question as a job: the options checked by their table, then probeMaxBatch.
+BatchProbeResult estimateBatchSize(const BatchProbeOptions& options, Progress& progress);
+
 }  // namespace geodl

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "app/options.h"
-#include "dist/world.h"
+#include "app/run_options.h"
 #include "model/model_info.h"
 #include "base/progress.h"
 
@@ -22,15 +22,14 @@ struct ClassifyOptions {
   bool probabilities_float = false;  // Float32 0-1 instead of Byte 0-255
   int window = 0;             // inference.chunk_size; 0: automatic (chooseWindow)
   double overlap = -1;        // inference.overlap: percent of the window; -1: automaticOverlap
-  int batch_size = 2;         // windows per forward pass; 0: as many as fit memory_budget_mib
-  double memory_budget_mib = 0;  // for batch_size 0; 0: half the free RAM, or 90% of the GPU's
+  int batch_size = 2;         // windows per forward pass; 0: as many as fit run.memory_budget_mib
   bool tta = false;           // average the 8 flips and quarter turns
   bool cog = false;           // Cloud Optimized GeoTIFF outputs
   std::string polygons;       // optional GeoPackage of the classes as polygons
   double min_area = 0;        // polygons smaller than this (map units squared) are dropped
-  std::string device = "auto";
-  std::string precision = "fp32";  // fp32, bf16 (the weights and activations), auto (resolvePrecision)
-  int threads = 0;            // 0: all cores
+  // Device, threads, precision (bf16: the weights and activations), memory budget, and the
+  // ranks sharing the job (classifyAll).
+  RunOptions run;
   // Only windows touching this extent (in the raster's CRS) are computed; the rest is nodata.
   bool has_extent = false;
   double extent[4] = {0, 0, 0, 0};  // minx, miny, maxx, maxy
@@ -70,9 +69,10 @@ ClassifyResult classify(const ClassifyOptions& options, Progress& progress);
 // process writes (the class raster byte for byte). A failure of any rank stops them all
 // within `collective_timeout` seconds, with nothing of the raster at hand written; rank 0
 // shows the whole job's progress. `done` is called on rank 0 with each run's result, in
-// order (with whole rasters per rank, once all are done).
-void classifyAll(const std::vector<ClassifyOptions>& runs, const WorldInfo& world, double collective_timeout,
-                 Progress& progress, const std::function<void(size_t, const ClassifyResult&)>& done);
+// order (with whole rasters per rank, once all are done). The world and the collective
+// timeout are the first run's (run.world, run.collective_timeout).
+void classifyAll(const std::vector<ClassifyOptions>& runs, Progress& progress,
+                 const std::function<void(size_t, const ClassifyResult&)>& done);
 
 // A classification job as a config, the command line or QGIS gives it: one raster or many,
 // and where their outputs go.
@@ -82,9 +82,12 @@ struct ClassifyJob {
   std::string output;               // instead: the class raster of a single input
   bool probabilities = false;       // NAME_inference_probabilities.tif beside each output
   bool polygons = false;            // NAME_inference_polygons.gpkg beside each output
-  double collective_timeout = 300;  // several processes: seconds before a silent rank stops all
   ClassifyOptions options;          // the rest; explicit probability or polygon paths win
 };
+
+// A raster, or the rasters of a folder (every file GDAL opens as a raster, in name order;
+// see io::rastersInFolder). Throws InputError for a folder without any.
+std::vector<std::string> rastersOf(const std::string& input);
 
 // The options of each raster of the job, outputs named. Throws InputError when the job has
 // no raster, no model or no output, or one output for several rasters; every run is

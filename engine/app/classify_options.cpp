@@ -1,5 +1,4 @@
-// The options of the classification job, declared once (see app/options.h), and the job's
-// rasters and output names.
+// The options of the classification job, declared once (see app/options.h).
 #include <algorithm>
 #include <filesystem>
 #include <sstream>
@@ -17,20 +16,6 @@ namespace {
 
 using O = ClassifyJob;
 
-// A raster, or every .tif, .tiff and .vrt of a folder, in name order.
-std::vector<std::string> rastersOf(const std::string& input) {
-  if (!fs::is_directory(input)) return {input};
-  std::vector<std::string> rasters;
-  for (const auto& entry : fs::directory_iterator(input)) {
-    const std::string ext = entry.path().extension().string();
-    if (entry.is_regular_file() && (ext == ".tif" || ext == ".tiff" || ext == ".TIF" || ext == ".vrt"))
-      rasters.push_back(entry.path().string());
-  }
-  std::sort(rasters.begin(), rasters.end());
-  if (rasters.empty()) throw InputError("the folder '" + input + "' holds no .tif, .tiff or .vrt raster");
-  return rasters;
-}
-
 void parseExtent(const std::string& text, ClassifyOptions& o) {
   std::istringstream in(text);
   char c1 = 0, c2 = 0, c3 = 0;
@@ -46,47 +31,13 @@ void parseExtent(const std::string& text, ClassifyOptions& o) {
 // An option of a ClassifyOptions field.
 template <class T>
 Option<O> engine(const char* name, T ClassifyOptions::*member) {
-  const Option<ClassifyOptions> inner = option(name, member);
-  Option<O> o;
-  static_cast<OptionInfo&>(o) = inner;  // name and type from the field
-  o.set = [inner](O& job, const OptionInput& v) { inner.set(job.options, v); };
-  o.show = [inner](const O& job) { return inner.show(job.options); };
-  return o;
+  return nestedOption(option(name, member), &O::options);
 }
 
-}  // namespace
+// The job's own options, then the run options (runOptionTable).
+OptionTable<O> jobOptions() {
+  return {
 
-std::vector<ClassifyOptions> classifyRuns(const ClassifyJob& job) {
-  if (job.inputs.empty())
-    throw InputError("nothing to classify: give a raster or a folder (--input), or "
-                     "inference.img_csv_file in the config");
-  if (job.options.model_path.empty())
-    throw InputError("no model file: give --model or inference.state_dict_path");
-  if (!job.output.empty() && job.inputs.size() > 1)
-    throw InputError("--output names one file but there are " + std::to_string(job.inputs.size()) +
-                     " rasters; use --working-folder");
-  if (job.working_folder.empty() && job.output.empty())
-    throw InputError("no output folder: give --working-folder (or --output) or inference.working_folder");
-  std::vector<ClassifyOptions> runs;
-  for (const auto& input : job.inputs) {
-    ClassifyOptions one = job.options;
-    one.input = input;
-    one.output = !job.output.empty()
-                     ? job.output
-                     : (fs::path(job.working_folder) / (fs::path(input).stem().string() + "_inference.tif")).string();
-    const fs::path out(one.output);
-    const std::string stem = (out.parent_path() / out.stem()).string();
-    if (one.probabilities.empty() && (job.probabilities || one.probabilities_float))
-      one.probabilities = stem + "_probabilities.tif";
-    if (one.polygons.empty() && job.polygons) one.polygons = stem + "_polygons.gpkg";
-    runs.push_back(one);
-  }
-  checkRuns(runs);
-  return runs;
-}
-
-const OptionTable<ClassifyJob>& classifyOptionTable() {
-  static const OptionTable<O> table = {
       option<O>("img_csv_file", OptionType::Path,
                 [](O& o, const OptionInput& v) { o.inputs = readInferenceCsv(v.text); })
           .config("inference.img_csv_file").cli("img-csv-file")
@@ -123,7 +74,6 @@ const OptionTable<ClassifyJob>& classifyOptionTable() {
           .describe(GEODL_TR("Batch size (windows)"),
                     GEODL_TR("Windows per forward pass; more is faster until memory runs out (0: as many as "
                              "fit the memory budget).")),
-      memoryBudgetOption(engine("memory_budget_mib", &ClassifyOptions::memory_budget_mib), "inference.memory_budget_mib"),
       engine("tta", &ClassifyOptions::tta)
           .config("inference.tta").cli("tta").qgis("TTA")
           .describe(GEODL_TR("Test-time augmentation"),
@@ -148,10 +98,6 @@ const OptionTable<ClassifyJob>& classifyOptionTable() {
       engine("cog", &ClassifyOptions::cog)
           .config("inference.cog").cli("cog").qgis("COG", true)
           .describe(GEODL_TR("Cloud Optimized GeoTIFF"), GEODL_TR("Write Cloud Optimized GeoTIFFs.")),
-      deviceOption(engine("device", &ClassifyOptions::device), "inference.device"),
-      precisionOption(engine("precision", &ClassifyOptions::precision), "inference.precision"),
-      threadsOption(engine("threads", &ClassifyOptions::threads), "inference.threads"),
-      collectiveTimeoutOption(option("collective_timeout", &O::collective_timeout), "inference.collective_timeout"),
       option("working_folder", &O::working_folder)
           .path().config("inference.working_folder").cli("working-folder")
           .describe("", GEODL_TR("Where NAME_inference.tif goes for each raster.")),
@@ -177,6 +123,17 @@ const OptionTable<ClassifyJob>& classifyOptionTable() {
           .describe(GEODL_TR("Class polygons"),
                     GEODL_TR("The classes as polygons (GeoPackage: class_id, class_name, area).")),
   };
+}
+
+}  // namespace
+
+const OptionTable<ClassifyJob>& classifyOptionTable() {
+  static const OptionTable<O> table = [] {
+    OptionTable<O> all = jobOptions();
+    for (const auto& o : runOptionTable(&ClassifyOptions::run, "inference", RunOptionSet::Computing))
+      all.push_back(nestedOption(o, &O::options));
+    return all;
+  }();
   return table;
 }
 

@@ -1,4 +1,5 @@
 #include "app/create_samples.h"
+#include "app/create_samples_stages.h"
 
 #include <algorithm>
 #include <cmath>
@@ -14,10 +15,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "app/data_folder.h"
 #include "app/data_parallel.h"
 #include "base/atomic_file.h"
 #include "base/errors.h"
 #include "base/file_identity.h"
+#include "base/file_kind.h"
 #include "base/metadata.h"
 #include "io/band_statistics.h"
 #include "io/footprints.h"
@@ -29,223 +32,6 @@
 namespace geodl {
 
 namespace {
-
-const std::vector<std::string> kSplits = {"trn", "val", "tst"};
-
-struct Window {
-  size_t source = 0;
-  int x = 0, y = 0;
-  std::string split;
-};
-
-// Window origins along one axis: every `stride` pixels, the last one reaching the edge.
-std::vector<int> origins(int length, int size, int stride) {
-  std::vector<int> out;
-  for (int p = 0;; p += stride) {
-    out.push_back(p);
-    if (p + size >= length) break;
-  }
-  return out;
-}
-
-void validate(const SampleOptions& o) {
-  if (o.sources.empty()) throw InputError("no raster and ground truth to create samples from");
-  if (o.sample_size < 8) throw InputError("the sample size must be at least 8 pixels");
-  if (o.stride < 1) throw InputError("the distance between samples must be at least 1 pixel");
-  if (o.min_annotated_percent < 0 || o.min_annotated_percent > 100)
-    throw InputError("the minimum annotated percent must be between 0 and 100");
-  if (o.ignore_index < 0 || o.ignore_index > 255)
-    throw InputError("the ignore index must be between 0 and 255");
-  if (o.num_classes < 0 || o.num_classes > 255)
-    throw InputError("the number of classes must be between 1 and 255");
-  if (o.world_size < 1 || o.rank < 0 || o.rank >= o.world_size)
-    throw InputError("rank must be in [0, world size)");
-  if (o.split_mode == SplitMode::ValidationPercent &&
-      !(o.validation_percent > 0 && o.validation_percent < 100))
-    throw InputError("the validation percentage must be between 0 and 100 (exclusive)");
-  if (o.split_mode == SplitMode::ValidationPolygons && o.validation_vector.empty())
-    throw InputError("validation by polygons needs a validation polygon layer");
-  if (o.output_folder.empty()) throw InputError("no output folder for the samples");
-  for (const auto& s : o.sources) {
-    if (std::find(kSplits.begin(), kSplits.end(), s.split) == kSplits.end())
-      throw InputError("unknown dataset '" + s.split + "' for '" + s.raster +
-                       "'; use trn, val or tst");
-    if (s.field.empty()) throw InputError("no class field given for '" + s.vector + "'");
-  }
-}
-
-std::string joinInts(const std::set<int>& values) {
-  std::string out;
-  for (int v : values) out += (out.empty() ? "" : ", ") + std::to_string(v);
-  return out;
-}
-
-// Spatial blocks of a raster (4 samples wide) assigned to validation, seeded.
-std::vector<uint8_t> validationBlocks(int blocks_x, int blocks_y, double percent, uint64_t seed,
-                                      size_t source) {
-  const size_t n = size_t(blocks_x) * blocks_y;
-  std::vector<size_t> order(n);
-  std::iota(order.begin(), order.end(), 0);
-  std::mt19937_64 rng(seed * 1000003u + source);
-  std::shuffle(order.begin(), order.end(), rng);
-  std::vector<uint8_t> val(n, 0);
-  const size_t count = std::max<size_t>(1, size_t(std::llround(n * percent / 100.0)));
-  for (size_t i = 0; i < std::min(count, n > 1 ? n - 1 : n); ++i) val[order[i]] = 1;
-  return val;
-}
-
-
-// Where a split's store and the footprint layer go.
-std::string storePath(const SampleOptions& options, const std::string& split) {
-  return (std::filesystem::path(options.output_folder) / (split + "_samples.hdf5")).string();
-}
-std::string footprintPath(const SampleOptions& options) {
-  return options.footprint_path.empty()
-             ? (std::filesystem::path(options.output_folder) / "samples_footprint.gpkg").string()
-             : options.footprint_path;
-}
-
-using Rasters = std::vector<std::unique_ptr<io::RasterReader>>;
-using Labels = std::vector<std::unique_ptr<io::LabelRasterizer>>;
-
-// Every raster opened and checked against the options and the others, before anything is written.
-Rasters openRasters(const SampleOptions& options) {
-  const int S = options.sample_size;
-  Rasters rasters;
-  for (const auto& s : options.sources) {
-    auto reader = std::make_unique<io::RasterReader>(s.raster);
-    const auto& info = reader->info();
-    if (options.bands > 0 && info.bands != options.bands)
-      throw InputError("the raster '" + s.raster + "' has " + std::to_string(info.bands) +
-                       " bands but number_of_bands is " + std::to_string(options.bands) +
-                       "; set number_of_bands to " + std::to_string(info.bands) +
-                       " or use a raster with " + std::to_string(options.bands) + " bands");
-    if (std::min(info.width, info.height) < kMinSampleSize)
-      throw InputError("the raster '" + s.raster + "' (" + std::to_string(info.width) + " x " +
-                       std::to_string(info.height) + " pixels) is smaller than the smallest sample (" +
-                       std::to_string(kMinSampleSize) + " x " + std::to_string(kMinSampleSize) +
-                       "): no sample can be cut from it; remove it from the CSV or give a larger raster");
-    if (info.width < S || info.height < S)
-      throw InputError("the sample size (" + std::to_string(S) + ") is larger than the raster '" +
-                       s.raster + "' (" + std::to_string(info.width) + " x " +
-                       std::to_string(info.height) + "); use a sample size of at most " +
-                       std::to_string(std::min(info.width, info.height)));
-    if (!rasters.empty()) {
-      const auto& first = rasters.front()->info();
-      if (info.bands != first.bands)
-        throw InputError("the raster '" + s.raster + "' has " + std::to_string(info.bands) +
-                         " bands and '" + first.path + "' " + std::to_string(first.bands) +
-                         ": the samples of one dataset share their bands");
-    }
-    rasters.push_back(std::move(reader));
-  }
-  return rasters;
-}
-
-// The stores keep the rasters' own data type; rasters of different types (a Byte and a
-// UInt16 image, say) share a floating-point one that holds both exactly.
-std::string sharedDataType(const Rasters& rasters) {
-  std::string data_type = rasters.front()->info().data_type;
-  for (const auto& r : rasters) {
-    const std::string& t = r->info().data_type;
-    if (t == data_type) continue;
-    const bool wide = t == "UInt32" || t == "Int32" || t == "Float64" || data_type == "UInt32" ||
-                      data_type == "Int32" || data_type == "Float64";
-    data_type = wide ? "Float64" : "Float32";
-  }
-  return data_type;
-}
-
-// Each label file read once; string classes then share one mapping: the names found in
-// all of them, in sorted order, from 1. The model's classes (ids 0..n-1, present or not)
-// go into `result`.
-Labels openLabels(const SampleOptions& options, const Rasters& rasters, SampleResult& result) {
-  Labels labels;
-  std::set<std::string> names_set;
-  for (size_t i = 0; i < options.sources.size(); ++i) {
-    const auto& s = options.sources[i];
-    io::LabelSource ls{s.vector, s.layer, s.field, options.ignored_values};
-    labels.push_back(std::make_unique<io::LabelRasterizer>(ls, rasters[i]->info(), options.ignore_index));
-    for (auto& v : labels.back()->stringValues()) names_set.insert(v);
-  }
-  const std::vector<std::string> string_names(names_set.begin(), names_set.end());
-  std::set<int> found;
-  std::map<int, std::string> class_names;
-  bool any_strings = false, any_ints = false;
-  for (auto& rasterizer : labels) {
-    if (rasterizer->classes().string_values) rasterizer->numberStringClasses(string_names);
-    const auto& table = rasterizer->classes();
-    (table.string_values ? any_strings : any_ints) = true;
-    for (size_t k = 0; k < table.ids.size(); ++k) {
-      found.insert(table.ids[k]);
-      class_names[table.ids[k]] = table.names[k];
-    }
-  }
-  if (any_strings && any_ints)
-    throw InputError("some class fields hold strings and others integers; use one kind");
-  if (options.num_classes > 0 && *found.rbegin() >= options.num_classes)
-    throw InputError("the ground truth has class values " + joinInts(found) +
-                     " (0 is the background) but num_classes is " + std::to_string(options.num_classes) +
-                     ": class ids must be below it; set num_classes to " + std::to_string(*found.rbegin() + 1) +
-                     " or declare the extra values ignored");
-  if (options.num_classes > 0 && int(found.size()) < options.num_classes)
-    result.warnings.push_back("the ground truth has only the class values " + joinInts(found) + " of the " +
-                              std::to_string(options.num_classes) + " classes num_classes announces");
-  const int num_classes = options.num_classes > 0 ? options.num_classes : *found.rbegin() + 1;
-  for (int id = 0; id < num_classes; ++id) {
-    result.class_ids.push_back(id);
-    auto it = class_names.find(id);
-    result.class_names.push_back(it != class_names.end() ? it->second
-                                 : (any_strings && id > 0 && size_t(id) <= string_names.size()
-                                        ? string_names[id - 1]
-                                        : std::to_string(id)));
-  }
-  return labels;
-}
-
-// The windows of one raster and the split of each; windows on a split's boundary are in none.
-void planRasterWindows(const SampleOptions& options, size_t i, const io::RasterInfo& info,
-                       const io::ValidationArea* area, std::vector<Window>& windows) {
-  const int S = options.sample_size;
-  const int block = 4 * S;
-  const int blocks_x = (info.width + block - 1) / block, blocks_y = (info.height + block - 1) / block;
-  std::vector<uint8_t> val_blocks;
-  if (options.split_mode == SplitMode::ValidationPercent)
-    val_blocks = validationBlocks(blocks_x, blocks_y, options.validation_percent, options.seed, i);
-  for (int y : origins(info.height, S, options.stride)) {
-    for (int x : origins(info.width, S, options.stride)) {
-      Window w{i, x, y, options.sources[i].split};
-      if (options.split_mode == SplitMode::ValidationPercent) {
-        // A window belongs to a split only if every block it touches does: overlapping
-        // windows never straddle training and validation.
-        std::set<uint8_t> kinds;
-        for (int by = y / block; by <= std::min(blocks_y - 1, (y + S - 1) / block); ++by)
-          for (int bx = x / block; bx <= std::min(blocks_x - 1, (x + S - 1) / block); ++bx)
-            kinds.insert(val_blocks[size_t(by) * blocks_x + bx]);
-        if (kinds.size() != 1) continue;
-        w.split = *kinds.begin() ? "val" : "trn";
-      } else if (area) {
-        const auto place = area->place(x, y, S);
-        if (place == io::ValidationArea::Place::Straddles) continue;
-        w.split = place == io::ValidationArea::Place::Inside ? "val" : "trn";
-      }
-      windows.push_back(w);
-    }
-  }
-}
-
-std::vector<Window> planWindows(const SampleOptions& options, const Rasters& rasters) {
-  std::vector<Window> windows;
-  std::unique_ptr<io::ValidationArea> polygons;  // read once, reprojected onto each raster
-  if (options.split_mode == SplitMode::ValidationPolygons)
-    polygons = std::make_unique<io::ValidationArea>(options.validation_vector, options.validation_layer);
-  for (size_t i = 0; i < rasters.size(); ++i) {
-    std::unique_ptr<io::ValidationArea> area;
-    if (polygons) area = std::make_unique<io::ValidationArea>(polygons->onGridOf(rasters[i]->info()));
-    planRasterWindows(options, i, rasters[i]->info(), area.get(), windows);
-  }
-  return windows;
-}
 
 // Applies the masks to a window's pixels; returns whether the window is kept.
 bool prepareWindow(const SampleOptions& options, int bands, std::vector<double>& image,
@@ -498,7 +284,7 @@ void mergeParts(const std::vector<std::string>& parts, const SampleOptions& opti
 }
 
 SampleResult sampleWindows(const SampleOptions& options, DataParallel& ranks, Progress& progress) {
-  validate(options);
+  checkSampleOptions(options);
   if (ranks.active() && options.world_size > 1)
     throw InputError("--rank and --world-size make one shard by hand, but " + ranks.world().launcher +
                      " started this job's ranks: drop them (rank 0 merges the ranks' samples itself)");
@@ -515,6 +301,8 @@ SampleResult sampleWindows(const SampleOptions& options, DataParallel& ranks, Pr
   std::vector<Window> windows;
   ranks.together([&] {
     checkFiles(options, progress, ranks.writes());
+    // The format after the files (an output over an input is named as such first).
+    checkOutputExtension(options.footprint_path, FileKind::GeoPackage, "the footprint layer");
     folders.create(options.output_folder, true);
     folders.create(footprintPath(options));
     rasters = openRasters(options);
@@ -583,7 +371,8 @@ SampleResult sampleWindows(const SampleOptions& options, DataParallel& ranks, Pr
 }  // namespace
 
 SampleResult createSamples(const SampleOptions& options, Progress& progress) {
-  DataParallel ranks(options.world, options.collective_timeout, "nothing was written: start the job again");
+  DataParallel ranks(options.run.world, options.run.collective_timeout,
+                     [] { return std::string("nothing was written: start the job again"); });
   SampleResult result;
   ranks.guarded([&] { result = sampleWindows(options, ranks, progress); });
   ranks.barrier();

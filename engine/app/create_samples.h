@@ -7,7 +7,8 @@
 
 #include "app/options.h"
 #include "base/progress.h"
-#include "dist/world.h"
+#include "core/model_spec.h"
+#include "app/run_options.h"
 
 namespace geodl {
 
@@ -25,9 +26,6 @@ enum class SplitMode {
   ValidationPercent,   // seeded spatial blocks of each raster go to val
   ValidationPolygons,  // windows inside validation_vector's polygons go to val
 };
-
-// The sample sizes the option tables accept (the networks need at least 8 pixels).
-constexpr int kMinSampleSize = 8, kMaxSampleSize = 100000;
 
 struct SampleOptions {
   std::vector<SampleSource> sources;
@@ -55,11 +53,12 @@ struct SampleOptions {
   // stores of those alone.
   int rank = 0;
   int world_size = 1;
-  // The processes of a launcher (--nproc, torchrun, srun) sharing the job: each takes the
-  // windows i with i % size == rank into a part, and rank 0 merges the parts into the stores
-  // one process writes (the same samples, in the same order, with the same metadata).
-  WorldInfo world;
-  double collective_timeout = 300;  // seconds before a silent rank stops all
+  // The processes of a launcher (--nproc, torchrun, srun) sharing the job (run.world, and
+  // run.collective_timeout before a silent rank stops all): each takes the windows i with
+  // i % size == rank into a part, and rank 0 merges the parts into the stores one process
+  // writes (the same samples, in the same order, with the same metadata). The job computes
+  // on the CPU: the device, threads and precision of `run` are not its options.
+  RunOptions run;
 };
 
 struct SplitResult {
@@ -85,6 +84,11 @@ struct SampleResult {
 // layer, each under a temporary name renamed when complete. Throws InputError/IoError
 // before writing anything for bad input, Cancelled when progress says so.
 SampleResult createSamples(const SampleOptions& options, Progress& progress);
+
+// Checks the options alone, before any file is read: what the job cannot run without (named
+// with its key and flag), the ranges by the table, and the rules that join two fields. The
+// job runs it first; the CLI before it starts ranks, so that the message comes once.
+void checkSampleOptions(const SampleOptions& options);
 
 // Every option of the samples job: config key, flag, QGIS parameter, range, help.
 const OptionTable<SampleOptions>& sampleOptionTable();

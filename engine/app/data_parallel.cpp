@@ -8,15 +8,16 @@
 #include "base/errors.h"
 #include "core/exception_text.h"
 #include "core/sync_batch_norm.h"
-#include "dist/gradient_reducer.h"
-#include "dist/process_group.h"
+#include "parallel/gradient_reducer.h"
+#include "parallel/process_group.h"
 
 namespace geodl {
 
-DataParallel::DataParallel(const WorldInfo& world, double timeout_seconds, const std::string& advice)
+DataParallel::DataParallel(const WorldInfo& world, double timeout_seconds, std::function<std::string()> advice)
     : world_(world) {
   if (!world.distributed()) return;
-  group_ = std::make_unique<ProcessGroup>(world, std::chrono::milliseconds(int64_t(timeout_seconds * 1000)), advice);
+  group_ = std::make_unique<ProcessGroup>(world, std::chrono::milliseconds(int64_t(timeout_seconds * 1000)),
+                                          std::move(advice));
 }
 
 DataParallel::~DataParallel() = default;
@@ -261,6 +262,19 @@ bool RankProgress::cancelled() const {
 void RankProgress::showJob() {
   done_ = mine_;
   publish(done_ != published_);
+}
+
+const OptionTable<LaunchOptions>& launchOptionTable() {
+  using O = LaunchOptions;
+  static const OptionTable<O> table = {
+      option("nproc", &O::nproc)
+          .range(1, 1024).cli("nproc")
+          .describe("", GEODL_TR("Run the job as N processes on this machine, each with cores / N threads: "
+                                 "training data parallel, samples every N-th window each, classification "
+                                 "bands of each raster (or whole rasters). torchrun and srun start the "
+                                 "processes themselves instead.")),
+  };
+  return table;
 }
 
 }  // namespace geodl

@@ -11,8 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "app/options.h"
 #include "base/progress.h"
-#include "dist/world.h"
+#include "parallel/world.h"
 
 namespace geodl {
 
@@ -25,7 +26,7 @@ class DataParallel {
  public:
   // Joins the other ranks of `world` (nothing to join in one process); throws IoError.
   // `advice` ends the message when a rank is lost: what the user can do then.
-  DataParallel(const WorldInfo& world, double timeout_seconds, const std::string& advice);
+  DataParallel(const WorldInfo& world, double timeout_seconds, std::function<std::string()> advice);
   ~DataParallel();
   DataParallel(const DataParallel&) = delete;
   DataParallel& operator=(const DataParallel&) = delete;
@@ -135,5 +136,14 @@ class RankProgress final : public Progress {
   int64_t total_, mine_, done_ = 0, published_ = 0;
   std::chrono::steady_clock::time_point last_{};
 };
+
+// How the `geodl` command starts the processes of a job itself (torchrun and srun start them
+// instead, and say so in the environment: see parallel/world.h).
+struct LaunchOptions {
+  int nproc = 1;  // processes on this machine sharing the job, each with cores / nproc threads
+};
+
+// The options of the launch: the same for every job.
+const OptionTable<LaunchOptions>& launchOptionTable();
 
 }  // namespace geodl

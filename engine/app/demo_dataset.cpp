@@ -7,7 +7,24 @@
 
 namespace geodl {
 
-std::string makeDemoDataset(const std::string& folder, int size, uint64_t seed) {
+const OptionTable<DemoOptions>& demoOptionTable() {
+  using O = DemoOptions;
+  static const OptionTable<O> table = {
+      option("size", &O::size)
+          .range(64, 100000).cli("size")
+          .describe("", GEODL_TR("Pixels per side of each scene (training and validation).")),
+      option("seed", &O::seed)
+          .range(0, 999999999999999).cli("seed")
+          .describe("", GEODL_TR("The seed of the training scene; the validation scene's is the next.")),
+  };
+  return table;
+}
+
+std::string makeDemoDataset(const DemoOptions& options) {
+  checkOptions(demoOptionTable(), options);
+  const std::string& folder = options.folder;
+  const int size = options.size;
+  const uint64_t seed = options.seed;
   io::SceneOptions o;
   o.size = size;
   o.seed = seed;

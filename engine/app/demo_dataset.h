@@ -5,10 +5,22 @@
 #include <cstdint>
 #include <string>
 
+#include "app/options.h"
+
 namespace geodl {
 
+struct DemoOptions {
+  std::string folder;  // created if missing
+  int size = 1024;     // pixels per side of each scene
+  uint64_t seed = 1;   // the training scene's; the validation scene's is the next
+};
+
 // Writes scene_trn and scene_val (size x size pixels), scene.csv, inference.csv and
-// config.yaml into `folder`; returns the config's path.
-std::string makeDemoDataset(const std::string& folder, int size, uint64_t seed);
+// config.yaml into the folder; returns the config's path. The options are checked by their
+// table first.
+std::string makeDemoDataset(const DemoOptions& options);
+
+// The options of `geodl make-scene` (the folder is its argument).
+const OptionTable<DemoOptions>& demoOptionTable();
 
 }  // namespace geodl

@@ -8,6 +8,20 @@
 
 namespace geodl {
 
+const OptionTable<EvaluateOptions>& evaluateOptionTable() {
+  using O = EvaluateOptions;
+  static const OptionTable<O> table = {
+      option("field", &O::field)
+          .cli("field")
+          .describe("", GEODL_TR("The truth's class attribute: class ids, or the names of the class raster's "
+                                 "categories (the model's classes).")),
+      option("layer", &O::layer)
+          .cli("layer")
+          .describe("", GEODL_TR("The layer of the truth (default: the first).")),
+  };
+  return table;
+}
+
 EvaluateResult evaluate(const EvaluateOptions& o, Progress& progress) {
   io::RasterReader reader(o.classes);
   const auto& info = reader.info();

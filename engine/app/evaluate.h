@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "app/options.h"
 #include "core/metrics.h"
 #include "base/progress.h"
 
@@ -24,5 +25,8 @@ struct EvaluateResult {
 
 // Rasterizes the truth on the class raster's grid, window by window (bounded memory).
 EvaluateResult evaluate(const EvaluateOptions& options, Progress& progress);
+
+// The options of `geodl evaluate` (the class raster and the truth are its arguments).
+const OptionTable<EvaluateOptions>& evaluateOptionTable();
 
 }  // namespace geodl

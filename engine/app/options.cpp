@@ -171,6 +171,33 @@ OptionInput parseOption(const OptionInfo& info, const OptionValue& value) {
   return in;
 }
 
+std::string optionOrigin(const OptionInfo& info) {
+  std::string names;
+  for (const auto& n : {info.key, info.flag.empty() ? std::string() : "--" + info.flag, info.parameter})
+    if (!n.empty()) names += (names.empty() ? "" : ", ") + n;
+  return "the option " + info.name + (names.empty() ? "" : " (" + names + ")");
+}
+
+void checkOptionText(const OptionInfo& info, const std::string& shown) {
+  // Only what a table bounds: numbers, and choices (a Path, Text or List is checked where
+  // it is used; a setter-only option shows nothing).
+  if (shown.empty() || !(info.type == OptionType::Int || info.type == OptionType::Number ||
+                         info.type == OptionType::Choice))
+    return;
+  OptionValue value;
+  value.origin = optionOrigin(info);
+  if (info.type == OptionType::Choice && shown.size() > 1 && shown.front() == '[' && shown.back() == ']') {
+    value.list = true;
+    std::string item;
+    for (char c : shown.substr(1, shown.size() - 2) + ",")
+      if (c == ',') value.items.push_back(item), item.clear();
+      else item += c;
+  } else {
+    value.items = {shown};
+  }
+  parseOption(info, value);
+}
+
 const std::vector<IgnoredKey>& ignoredConfigKeys() {
   static const std::vector<IgnoredKey> keys = {
       {"global.bucket_name", "GeoDL reads local files (or GDAL's /vsis3/ paths) only"},

@@ -178,7 +178,18 @@ Option<Options> option(const char* name, OptionType type,
   o.name = name;
   o.type = type;
   o.set = std::move(set);
-  o.show = show ? std::move(show) : [](const Options&) { return std::string(); };
+  o.show = std::move(show);  // none: the option sets others and shows nothing of its own
+  return o;
+}
+
+// The option of a field of a struct held by another (`member`): the same declaration, setting
+// and showing the inner struct's field (a job's RunOptions, classification's ClassifyOptions).
+template <class Outer, class Inner>
+Option<Outer> nestedOption(const Option<Inner>& inner, Inner Outer::*member) {
+  Option<Outer> o;
+  static_cast<OptionInfo&>(o) = inner;
+  if (inner.set) o.set = [set = inner.set, member](Outer& outer, const OptionInput& v) { set(outer.*member, v); };
+  if (inner.show) o.show = [show = inner.show, member](const Outer& outer) { return show(outer.*member); };
   return o;
 }
 
@@ -196,6 +207,23 @@ void applyOptions(const OptionTable<Options>& table, const OptionValues& values,
       if (opt.applies_last != last || it == values.end() || !opt.set) continue;
       opt.set(options, parseOption(opt, it->second));
     }
+}
+
+// Where a value checked in a struct came from, for code that fills the struct directly:
+// "the option epochs (training.num_epochs, --epochs, EPOCHS)".
+std::string optionOrigin(const OptionInfo& info);
+
+// Checks a value as the struct holds it (its `show` text) against its option's type, range
+// and choices, in parseOption's words.
+void checkOptionText(const OptionInfo& info, const std::string& shown);
+
+// Checks every field of `options` that `table` declares against its option: the one check
+// of ranges and choices, whoever filled the struct (the config, the flags, QGIS, or code).
+// Each job runs it first. Rules that join two fields stay in the jobs.
+template <class Options>
+void checkOptions(const OptionTable<Options>& table, const Options& options) {
+  for (const auto& opt : table)
+    if (opt.show) checkOptionText(opt, opt.show(options));
 }
 
 // The default of an option as text: the struct's member initializer.

@@ -5,6 +5,9 @@
 #include "app/batch_probe_options.h"
 #include "app/classify.h"
 #include "app/create_samples.h"
+#include "app/data_parallel.h"
+#include "app/demo_dataset.h"
+#include "app/evaluate.h"
 #include "app/train.h"
 
 namespace geodl {
@@ -37,7 +40,30 @@ void section(std::ostringstream& out, const char* title, const char* intro, cons
   }
 }
 
+template <class Options>
+void parameters(std::ostringstream& out, const char* algorithm, const OptionTable<Options>& table) {
+  std::string plain, advanced;
+  for (const auto& o : table) {
+    if (o.parameter.empty()) continue;
+    std::string item = code(o.parameter);
+    if (!o.key.empty()) item += " (" + code(o.key) + ")";
+    else if (!o.flag.empty()) item += " (" + code("--" + o.flag) + ")";
+    std::string& list = o.advanced ? advanced : plain;
+    list += (list.empty() ? "" : ", ") + item;
+  }
+  out << "- `" << algorithm << "`: " << plain << (advanced.empty() ? "" : "; advanced: " + advanced) << ".\n";
+}
+
 }  // namespace
+
+std::string processingParameterSummary() {
+  std::ostringstream out;
+  parameters(out, "geodl:createsamples", sampleOptionTable());
+  parameters(out, "geodl:estimatebatchsize", batchProbeOptionTable());
+  parameters(out, "geodl:train", trainOptionTable());
+  parameters(out, "geodl:classify", classifyOptionTable());
+  return out.str();
+}
 
 std::string optionsReference() {
   std::ostringstream out;
@@ -65,6 +91,15 @@ std::string optionsReference() {
           "Classifying rasters (`ClassifyJob` and its `ClassifyOptions`).", classifyOptionTable());
   section(out, "geodl batch-size, geodl:estimatebatchsize",
           "The largest training batch under a memory budget (`BatchProbeOptions`).", batchProbeOptionTable());
+  section(out, "geodl samples, train and classify: the processes",
+          "How `geodl` starts the processes of a job itself (`LaunchOptions`); QGIS runs one.",
+          launchOptionTable());
+  section(out, "geodl make-scene", "The built-in synthetic scenes (`DemoOptions`; the folder is the argument).",
+          demoOptionTable());
+  section(out, "geodl evaluate",
+          "A class raster's accuracy against ground-truth polygons (`EvaluateOptions`; the class raster and the "
+          "polygons are the arguments).",
+          evaluateOptionTable());
   out << "\n## geo-deep-learning keys without effect\n\n"
          "Accepted in a config, with a warning that says why they do nothing.\n\n"
          "| config key | why |\n| --- | --- |\n";

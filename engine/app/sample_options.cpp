@@ -2,6 +2,7 @@
 #include <filesystem>
 
 #include "app/create_samples.h"
+#include "app/data_folder.h"
 #include "app/shared_options.h"
 #include "app/csv.h"
 
@@ -54,7 +55,7 @@ OptionTable<O> sourceOptions() {
                                  "paths relative to the CSV.")),
       option<O>("data_path", OptionType::Path,
                 [](O& o, const OptionInput& v) {
-                  o.output_folder = (std::filesystem::path(v.text) / "samples").string();
+                  o.output_folder = samplesFolder(v.text);
                 })
           .config("global.data_path").cli("data-path")
           .describe("", GEODL_TR("The data folder: the stores go to DATA_PATH/samples.")),
@@ -165,7 +166,6 @@ OptionTable<O> windowOptions() {
       option("world_size", &O::world_size)
           .range(1, 65536).cli("world-size")
           .describe("", GEODL_TR("Number of processes sampling together.")),
-      collectiveTimeoutOption(option("collective_timeout", &O::collective_timeout), "sample.collective_timeout"),
   };
 }
 
@@ -174,8 +174,8 @@ OptionTable<O> windowOptions() {
 const OptionTable<SampleOptions>& sampleOptionTable() {
   static const OptionTable<O> table = [] {
     OptionTable<O> all = sourceOptions();
-    const OptionTable<O> windows = windowOptions();
-    all.insert(all.end(), windows.begin(), windows.end());
+    for (auto part : {windowOptions(), runOptionTable(&O::run, "sample", RunOptionSet::ProcessesOnly)})
+      all.insert(all.end(), part.begin(), part.end());
     return all;
   }();
   return table;

@@ -3,11 +3,25 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "app/options.h"
-#include "app/train.h"
+#include "app/run_options.h"
+#include "core/model_spec.h"
 
 namespace geodl {
+
+// The model names (global.model_name) and the devices, as option choices: the jobs' own,
+// not the training job's (classification and the batch probe choose them too).
+inline std::vector<OptionChoice> modelChoices() {
+  std::vector<OptionChoice> choices;
+  for (const auto& name : modelNames()) choices.push_back({name, name.c_str()});
+  return choices;
+}
+inline const std::vector<OptionChoice>& deviceChoices() {
+  static const std::vector<OptionChoice> choices = {{"auto", "auto"}, {"cpu", "cpu"}, {"cuda", "cuda"}};
+  return choices;
+}
 
 // The texts, in plain functions: lupdate reads their context as "geodl" (in a template it
 // would not).
@@ -96,6 +110,24 @@ template <class O>
 Option<O> memoryBudgetOption(Option<O> o, const std::string& key) {
   return o.range(0, 1e9).config(key).cli("memory-budget-mib").qgis("MEMORY_BUDGET_MIB", true).minimumReads(memoryBudgetTexts().minimum)
       .describe(memoryBudgetTexts().label, memoryBudgetTexts().help);
+}
+
+template <class O>
+OptionTable<O> runOptionTable(RunOptions O::*member, const std::string& section, RunOptionSet set) {
+  using R = RunOptions;
+  OptionTable<R> inner;
+  if (set == RunOptionSet::Computing)
+    inner = {
+        memoryBudgetOption(option("memory_budget_mib", &R::memory_budget_mib), section + ".memory_budget_mib"),
+        threadsOption(option("threads", &R::threads), section + ".threads"),
+        deviceOption(option("device", &R::device), section + ".device"),
+        precisionOption(option("precision", &R::precision), section + ".precision"),
+    };
+  inner.push_back(collectiveTimeoutOption(option("collective_timeout", &R::collective_timeout),
+                                          section + ".collective_timeout"));
+  OptionTable<O> table;
+  for (const auto& o : inner) table.push_back(nestedOption(o, member));
+  return table;
 }
 
 }  // namespace geodl

@@ -9,7 +9,7 @@
 #include "app/train_result.h"
 #include "core/augment.h"
 #include "base/progress.h"
-#include "dist/world.h"
+#include "app/run_options.h"
 
 namespace geodl {
 
@@ -48,8 +48,7 @@ struct TrainOptions {
   int prefetch_batches = 3;      // batches prepared ahead
 
   // The optimization.
-  int batch_size = 0;            // 0: the largest that fits memory_budget_mib
-  double memory_budget_mib = 0;  // for batch_size 0; 0: half the free RAM, or 90% of the GPU's
+  int batch_size = 0;            // 0: the largest that fits run.memory_budget_mib
   int epochs = 100;
   std::string optimizer = "adam";  // adam, adamw, sgd
   double learning_rate = 1e-4;   // the optimizer's (onecycle: the peak)
@@ -70,16 +69,12 @@ struct TrainOptions {
   // Reproducibility and hardware.
   int64_t seed = -1;             // -1: a random seed, recorded in the checkpoint
   bool deterministic = false;    // deterministic algorithms (same seed: same losses)
-  int threads = 0;               // LibTorch's CPU threads; 0: all cores
-  std::string device = "auto";   // auto, cpu, cuda, cuda:N
-  std::string precision = "fp32";  // auto, fp32, bf16 (autocast; see resolvePrecision)
+  // Device, threads, precision (bf16: autocast), memory budget, and the ranks training
+  // together (data parallel).
+  RunOptions run;
   bool bf16 = false;             // precision bf16 (the older key)
 
   bool resume = false;           // continue from <output_folder>/last_checkpoint.pt
-  // Data-parallel training: this process's place among those training together (from the
-  // launcher's environment; one process by default) and how long a collective may wait.
-  WorldInfo world;
-  double collective_timeout = 300;
   bool sync_batchnorm = false;  // BatchNorm statistics over all ranks' batches
   std::string config_text;       // the configuration as given, kept in the model file
 };
@@ -88,12 +83,22 @@ struct TrainOptions {
 // first step, then trains with Adam and StepLR, validating each epoch. After each epoch the
 // best model, the last checkpoint, metrics.csv and report.html are replaced atomically.
 // Throws InputError/IoError for bad input, Cancelled (at the next batch; the last checkpoint
-// stays) when progress says so.
+// stays; its message ends with resumeAdvice) when progress says so.
 TrainResult train(const TrainOptions& options, Progress& progress);
 
-// The model names (global.model_name) and devices, as option choices.
-std::vector<OptionChoice> modelChoices();
-const std::vector<OptionChoice>& deviceChoices();
+// Checks the options alone, before any file is read: what the job cannot run without (named
+// with its keys and flags), the ranges by the table, and the rules that join two fields. The
+// job runs it first; the CLI before it starts ranks, so that the message comes once.
+void checkTrainOptions(const TrainOptions& options);
+
+// The checkpoint a run replaces after each epoch and --resume continues from:
+// last_checkpoint.pt in the output folder.
+std::string checkpointPath(const TrainOptions& options);
+
+// What to do after a run stopped (cancelled, or a rank lost): where its last complete epoch
+// is and how to continue from it, or that there is nothing to resume. train() ends the
+// message of its Cancelled and of a lost rank with it: the CLI and QGIS say the same.
+std::string resumeAdvice(const TrainOptions& options);
 
 // Every option of the training job: config key, flag, QGIS parameter, range, help.
 const OptionTable<TrainOptions>& trainOptionTable();

@@ -9,7 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "app/train.h"
+#include "app/train_result.h"
+#include "core/models.h"
 #include "model/model_file.h"
 
 namespace geodl {

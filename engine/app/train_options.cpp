@@ -1,24 +1,15 @@
 // The options of the training job, declared once (see app/options.h).
 #include <filesystem>
 
+#include "app/data_folder.h"
 #include "app/shared_options.h"
 #include "app/train.h"
+#include "core/batch_probe.h"
 #include "core/model_spec.h"
 
 namespace geodl {
 
 namespace fs = std::filesystem;
-
-std::vector<OptionChoice> modelChoices() {
-  std::vector<OptionChoice> choices;
-  for (const auto& name : modelNames()) choices.push_back({name, name.c_str()});
-  return choices;
-}
-
-const std::vector<OptionChoice>& deviceChoices() {
-  static const std::vector<OptionChoice> choices = {{"auto", "auto"}, {"cpu", "cpu"}, {"cuda", "cuda"}};
-  return choices;
-}
 
 namespace {
 
@@ -39,10 +30,9 @@ OptionTable<O> dataAndModelOptions() {
   return {
       option<O>("data_path", OptionType::Path,
                 [](O& o, const OptionInput& v) {
-                  const fs::path data(v.text);
-                  o.train_store = (data / "samples" / "trn_samples.hdf5").string();
-                  o.val_store = (data / "samples" / "val_samples.hdf5").string();
-                  o.output_folder = (data / "model").string();
+                  o.train_store = storeOf(samplesFolder(v.text), "trn");
+                  o.val_store = storeOf(samplesFolder(v.text), "val");
+                  o.output_folder = modelFolder(v.text);
                 })
           .config("global.data_path").cli("data-path")
           .describe("", GEODL_TR("The data folder: the stores are read from DATA_PATH/samples, the model goes "
@@ -60,7 +50,7 @@ OptionTable<O> dataAndModelOptions() {
           .describe("", GEODL_TR("The folder of model.pt, last_checkpoint.pt, metrics.csv and report.html.")),
       modelOption(option("model", &O::model), "global.model_name"),
       option("sample_size", &O::sample_size)
-          .range(0, 100000).config("global.samples_size").cli("samples-size")
+          .range(0, kMaxSampleSize).config("global.samples_size").cli("samples-size")
           .describe("", GEODL_TR("The samples' size, checked against the stores (0: not checked).")),
       option("num_classes", &O::num_classes)
           .range(0, 255).config("global.num_classes").cli("num-classes")
@@ -78,7 +68,7 @@ OptionTable<O> optimizationOptions() {
           .range(1, 100000).config("training.num_epochs").cli("epochs").qgis("EPOCHS")
           .describe(GEODL_TR("Epochs"), GEODL_TR("Passes over the training samples, e.g. 50-200.")),
       option("batch_size", &O::batch_size)
-          .range(0, 100000).zeroWord("auto").config("training.batch_size").cli("batch-size").qgis("BATCH_SIZE")
+          .range(0, kMaxBatchSize).zeroWord("auto").config("training.batch_size").cli("batch-size").qgis("BATCH_SIZE")
           .minimumReads(GEODL_TR("Largest that fits"))
           .describe(GEODL_TR("Batch size"),
                     GEODL_TR("Samples per step; 0 or auto: the largest that fits the memory budget.")),
@@ -242,7 +232,6 @@ OptionTable<O> runOptions() {
           .config("training.best_metric").cli("best-metric").qgis("BEST_METRIC", true)
           .describe(GEODL_TR("Best model by"),
                     GEODL_TR("What picks the best model: the lowest validation loss or the highest mean IoU.")),
-      memoryBudgetOption(option("memory_budget_mib", &O::memory_budget_mib), "training.memory_budget_mib"),
       option("seed", &O::seed)
           .range(-1, 2147483647).config("training.seed", {"global.seed"}).cli("seed").qgis("SEED", true)
           .minimumReads(GEODL_TR("Random"))
@@ -252,8 +241,6 @@ OptionTable<O> runOptions() {
           .config("training.deterministic").cli("deterministic").qgis("DETERMINISTIC", true)
           .describe(GEODL_TR("Deterministic"),
                     GEODL_TR("Deterministic algorithms: the same seed gives the same losses and weights.")),
-      threadsOption(option("threads", &O::threads), "training.threads"),
-      collectiveTimeoutOption(option("collective_timeout", &O::collective_timeout), "training.collective_timeout"),
       option("sync_batchnorm", &O::sync_batchnorm)
           .config("training.sync_batchnorm").cli("sync-batchnorm")
           .describe("", GEODL_TR("Data-parallel training: BatchNorm computes its batch statistics over all ranks' "
@@ -261,8 +248,6 @@ OptionTable<O> runOptions() {
       option("loader_threads", &O::loader_threads)
           .range(0, 256).config("training.loader_threads").cli("loader-threads")
           .describe("", GEODL_TR("Background threads preparing batches (0: automatic).")),
-      deviceOption(option("device", &O::device), "training.device"),
-      precisionOption(option("precision", &O::precision), "training.precision"),
       option("bf16", &O::bf16)
           .config("training.bf16").cli("bf16").qgis("BF16", true)
           .describe(GEODL_TR("bfloat16 autocast (precision bf16)"),
@@ -289,7 +274,8 @@ OptionTable<O> runOptions() {
 const OptionTable<TrainOptions>& trainOptionTable() {
   static const OptionTable<O> table = [] {
     OptionTable<O> all = dataAndModelOptions();
-    for (auto part : {optimizationOptions(), runOptions()}) all.insert(all.end(), part.begin(), part.end());
+    for (auto part : {optimizationOptions(), runOptions(), runOptionTable(&O::run, "training", RunOptionSet::Computing)})
+      all.insert(all.end(), part.begin(), part.end());
     return all;
   }();
   return table;

@@ -1,6 +1,11 @@
 #include "base/file_kind.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cstring>
+#include <vector>
+
+#include "base/errors.h"
 #include <filesystem>
 #include <fstream>
 
@@ -44,6 +49,20 @@ uint64_t fileSize(const std::string& path) {
   std::error_code ec;
   const auto size = fs::file_size(path, ec);
   return ec ? 0 : uint64_t(size);
+}
+
+void checkOutputExtension(const std::string& path, FileKind format, const std::string& what) {
+  if (path.empty()) return;
+  std::string extension = fs::path(path).extension().string();
+  std::transform(extension.begin(), extension.end(), extension.begin(),
+                 [](unsigned char c) { return char(std::tolower(c)); });
+  const bool tiff = format == FileKind::GeoTiff;
+  const std::vector<std::string> allowed = tiff ? std::vector<std::string>{".tif", ".tiff"}
+                                                : std::vector<std::string>{".gpkg"};
+  if (std::find(allowed.begin(), allowed.end(), extension) != allowed.end()) return;
+  throw InputError(what + (tiff ? " is written as GeoTIFF: give a .tif or .tiff file" :
+                                  " is written as a GeoPackage: give a .gpkg file") +
+                   " (got '" + path + "')");
 }
 
 }  // namespace geodl

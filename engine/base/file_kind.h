@@ -15,6 +15,11 @@ FileKind fileKind(const std::string& path);
 // "a sample store or other HDF5 file", "a folder", "an empty file", ...
 std::string describeFileKind(FileKind kind);
 
+// Throws InputError unless an output path ends with an extension of its format (GeoTiff:
+// .tif or .tiff; GeoPackage: .gpkg; in any case), naming `what` and the path. An empty path
+// (no such output) passes. The jobs check their outputs with it, for the CLI and QGIS alike.
+void checkOutputExtension(const std::string& path, FileKind format, const std::string& what);
+
 // The file's size in bytes (0 when missing).
 uint64_t fileSize(const std::string& path);
 

@@ -233,24 +233,10 @@ std::string configModelName(const YAML::Node& config, const std::string& given) 
   return TrainOptions{}.model;
 }
 
-void requireSampleInputs(const SampleOptions& o) {
-  if (o.output_folder.empty())
-    throw InputError("no data folder: give global.data_path in the config or --data-path");
-  if (o.sources.empty())
-    throw InputError("no raster and ground truth: give sample.prep_csv_file in the config or "
-                     "--prep-csv-file");
-}
-
-void requireTrainInputs(const TrainOptions& o) {
-  if (o.train_store.empty() || o.val_store.empty() || o.output_folder.empty())
-    throw InputError("no sample stores: give a config with global.data_path (or --data-path), or "
-                     "--train-store, --val-store and --output-path");
-}
-
 SampleOptions sampleOptionsFromConfig(const YAML::Node& config, const std::string& config_path) {
   SampleOptions o;
   applyOptions(sampleOptionTable(), configValues(config, sampleOptionTable(), config_path), o);
-  requireSampleInputs(o);
+  checkSampleOptions(o);
   return o;
 }
 
@@ -258,7 +244,7 @@ TrainOptions trainOptionsFromConfig(const YAML::Node& config, const std::string&
   TrainOptions o;
   applyOptions(trainOptionTable(),
                configValues(config, trainOptionTable(), config_path, configModelName(config)), o);
-  requireTrainInputs(o);
+  checkTrainOptions(o);
   return o;
 }
 

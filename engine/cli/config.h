@@ -64,13 +64,9 @@ Options layeredOptions(const OptionTable<Options>& table, const std::string& con
 }
 
 // The jobs from a config alone (the command line adds its values to configValues' before
-// applying them). Each checks that the job has what it cannot run without.
+// applying them). Each checks the job's options (checkSampleOptions, checkTrainOptions).
 SampleOptions sampleOptionsFromConfig(const YAML::Node& config, const std::string& config_path);
 TrainOptions trainOptionsFromConfig(const YAML::Node& config, const std::string& config_path);
 ClassifyJob classifyJobFromConfig(const YAML::Node& config, const std::string& config_path);
-
-// What each job cannot run without, with the key or flag that gives it.
-void requireSampleInputs(const SampleOptions& options);
-void requireTrainInputs(const TrainOptions& options);
 
 }  // namespace geodl::cli

@@ -17,14 +17,17 @@
 #include "app/batch_probe_options.h"
 #include "app/classify.h"
 #include "app/create_samples.h"
+#include "app/data_parallel.h"
 #include "app/evaluate.h"
+#include "app/inspect.h"
 #include "app/options_reference.h"
 #include "app/train.h"
+#include "base/file_kind.h"
 #include "cli/config.h"
 #include "cli/launch.h"
 #include "cli/option_flags.h"
 #include "cli/progress_bar.h"
-#include "dist/world.h"
+#include "parallel/world.h"
 #include "core/batch_probe.h"
 #include "base/errors.h"
 #include "core/exception_text.h"
@@ -104,7 +107,7 @@ Subcommand addBatchSize(CLI::App& app, const bool& quiet) {
     std::cout << "model: " << options.model << (options.checkpoint ? " (checkpointing)" : "")
               << ", sample size " << options.sample_size << ", " << options.bands << " bands, "
               << options.classes << " classes, budget " << options.budget_mib << " MiB" << std::endl;
-    const auto result = geodl::probeMaxBatch(options, progress);
+    const auto result = geodl::estimateBatchSize(options, progress);
     progress.report(1.0, "done");
     std::cout << std::fixed << std::setprecision(1);
     std::cout << "device: " << result.device << ", threads: " << result.threads << "\n";
@@ -140,14 +143,14 @@ std::vector<std::string> withoutNproc(const std::vector<std::string>& arguments)
   return kept;
 }
 
-// `--nproc N` of a job that several processes share: how they share it, in `what`.
-std::shared_ptr<int> addNprocOption(CLI::App* command, const std::string& what) {
-  auto nproc = std::make_shared<int>(0);
-  command->add_option("--nproc", *nproc,
-                      what + " with N processes on this machine (each takes cores / N threads). torchrun and srun "
-                             "start the processes themselves instead.")
-      ->check(CLI::Range(1, 1024));
-  return nproc;
+// `--nproc N` of a job that several processes share (app/data_parallel.h's launch table).
+void addLaunchFlags(CLI::App* command, JobFlags& job) { job.flags.add(command, geodl::launchOptionTable()); }
+
+// The --nproc given, or 1.
+int nprocOf(const JobFlags& job) {
+  geodl::LaunchOptions launch;
+  geodl::applyOptions(geodl::launchOptionTable(), job.flags.values(), launch);
+  return launch.nproc;
 }
 
 // The world this process belongs to (its messages then say its rank), or, for `--nproc N`
@@ -187,36 +190,32 @@ Subcommand addSamples(CLI::App& app, const bool& quiet) {
       "samples", "Create training samples from imagery and vector ground truth (geo-deep-learning config)");
   s.command->add_option("config", job->config_path, "geo-deep-learning config.yaml")->required();
   job->flags.add(s.command, geodl::sampleOptionTable());
-  const auto nproc = addNprocOption(s.command, "Create the samples (every N-th window per process)");
-  s.run = [job, nproc, &quiet]() -> int {
+  addLaunchFlags(s.command, *job);
+  s.run = [job, &quiet]() -> int {
     auto options = jobOptions(geodl::sampleOptionTable(), *job);
-    geodl::cli::requireSampleInputs(options);
-    if (const auto code = joinRanks(*nproc, options.world)) return *code;
-    geodl::cli::ProgressBar progress(quiet, options.world.rank);
+    geodl::checkSampleOptions(options);  // once, before the ranks start
+    if (const auto code = joinRanks(nprocOf(*job), options.run.world)) return *code;
+    geodl::cli::ProgressBar progress(quiet, options.run.world.rank);
     const auto result = geodl::createSamples(options, progress);
     progress.report(1.0, "done");
-    if (options.world.rank == 0) printSamples(result);
+    if (options.run.world.rank == 0) printSamples(result);
     return kOk;
   };
   return s;
 }
 
 Subcommand addMakeScene(CLI::App& app) {
-  struct Scene {
-    std::string folder;
-    int size = 1024;
-    uint64_t seed = 1;
-  };
-  auto scene = std::make_shared<Scene>();
+  auto job = std::make_shared<JobFlags>();
+  auto folder = std::make_shared<std::string>();
   Subcommand s;
   s.command = app.add_subcommand("make-scene", "Write the built-in synthetic scenes (training and validation), "
                                                "their labels, prep CSV and config.yaml into a folder");
-  s.command->add_option("folder", scene->folder, "Output folder")->required();
-  s.command->add_option("--size", scene->size, "Pixels per side")->check(CLI::Range(64, 100000))
-      ->capture_default_str();
-  s.command->add_option("--seed", scene->seed, "Random seed")->capture_default_str();
-  s.run = [scene] {
-    const std::string config = geodl::makeDemoDataset(scene->folder, scene->size, scene->seed);
+  s.command->add_option("folder", *folder, "Output folder")->required();
+  job->flags.add(s.command, geodl::demoOptionTable());
+  s.run = [job, folder] {
+    geodl::DemoOptions options = jobOptions(geodl::demoOptionTable(), *job);
+    options.folder = *folder;
+    const std::string config = geodl::makeDemoDataset(options);
     std::cout << "scenes, labels, prep CSV and config written; run: geodl samples " << config << std::endl;
     return kOk;
   };
@@ -247,28 +246,16 @@ Subcommand addTrain(CLI::App& app, const bool& quiet) {
   s.command->add_option("config", job->config_path,
                         "geo-deep-learning config.yaml (optional with --train-store, --val-store and --output-path)");
   job->flags.add(s.command, geodl::trainOptionTable());
-  const auto nproc = addNprocOption(s.command, "Train (data parallel)");
-  s.run = [job, nproc, &quiet]() -> int {
+  addLaunchFlags(s.command, *job);
+  s.run = [job, &quiet]() -> int {
     geodl::TrainOptions options = jobOptions(geodl::trainOptionTable(), *job);
-    geodl::cli::requireTrainInputs(options);
-    if (const auto code = joinRanks(*nproc, options.world)) return *code;
+    geodl::checkTrainOptions(options);  // once, before the ranks start
+    if (const auto code = joinRanks(nprocOf(*job), options.run.world)) return *code;
     if (!job->config_path.empty()) options.config_text = readText(job->config_path);
-    geodl::cli::ProgressBar progress(quiet, options.world.rank);
-    geodl::TrainResult result;
-    try {
-      result = geodl::train(options, progress);
-    } catch (const geodl::Cancelled&) {
-      if (options.world.rank > 0) throw;
-      const fs::path checkpoint = fs::absolute(options.output_folder) / "last_checkpoint.pt";
-      if (fs::exists(checkpoint))
-        std::cerr << "\ngeodl: training stopped; the last complete epoch is in " << checkpoint.string()
-                  << " (continue with --resume)" << std::endl;
-      else
-        std::cerr << "\ngeodl: training stopped before its first epoch ended: there is nothing to resume; "
-                     "start it again without --resume" << std::endl;
-      throw;
-    }
-    if (options.world.rank == 0) printTraining(result);
+    geodl::cli::ProgressBar progress(quiet, options.run.world.rank);
+    // A stop's message says how to continue (geodl::resumeAdvice).
+    const geodl::TrainResult result = geodl::train(options, progress);
+    if (options.run.world.rank == 0) printTraining(result);
     return kOk;
   };
   return s;
@@ -302,14 +289,15 @@ Subcommand addClassify(CLI::App& app, const bool& quiet) {
                                  "Classify rasters with a trained model (geo-deep-learning's inference config)");
   s.command->add_option("config", job->config_path, "geo-deep-learning config.yaml (optional with --input and --model)");
   job->flags.add(s.command, geodl::classifyOptionTable());
-  const auto nproc = addNprocOption(s.command, "Classify (bands of each raster, or whole rasters, per process)");
-  s.run = [job, nproc, &quiet]() -> int {
+  addLaunchFlags(s.command, *job);
+  s.run = [job, &quiet]() -> int {
     const geodl::ClassifyJob options = jobOptions(geodl::classifyOptionTable(), *job);
-    const auto runs = geodl::classifyRuns(options);
+    auto runs = geodl::classifyRuns(options);  // checked once, before the ranks start
     geodl::WorldInfo world;
-    if (const auto code = joinRanks(*nproc, world)) return *code;
+    if (const auto code = joinRanks(nprocOf(*job), world)) return *code;
+    for (auto& run : runs) run.run.world = world;
     geodl::cli::ProgressBar progress(quiet, world.rank);
-    geodl::classifyAll(runs, world, options.collective_timeout, progress,
+    geodl::classifyAll(runs, progress,
                        [&](size_t i, const geodl::ClassifyResult& r) { printClassified(runs[i], r); });
     std::cout << std::flush;
     progress.report(1.0, "done");
@@ -319,17 +307,19 @@ Subcommand addClassify(CLI::App& app, const bool& quiet) {
 }
 
 Subcommand addEvaluate(CLI::App& app, const bool& quiet) {
-  auto eval = std::make_shared<geodl::EvaluateOptions>();
+  auto job = std::make_shared<JobFlags>();
+  auto files = std::make_shared<std::pair<std::string, std::string>>();
   Subcommand s;
   s.command = app.add_subcommand("evaluate", "Accuracy of a class raster against ground-truth polygons (IoU per class)");
-  s.command->add_option("classes", eval->classes, "Class raster (from geodl classify)")->required();
-  s.command->add_option("truth", eval->truth, "Ground-truth polygons (any OGR vector)")->required();
-  s.command->add_option("--field", eval->field, "Class attribute (ids, or the model's class names)")
-      ->capture_default_str();
-  s.command->add_option("--layer", eval->layer, "Layer of the truth (default: the first)");
-  s.run = [eval, &quiet] {
+  s.command->add_option("classes", files->first, "Class raster (from geodl classify)")->required();
+  s.command->add_option("truth", files->second, "Ground-truth polygons (any OGR vector)")->required();
+  job->flags.add(s.command, geodl::evaluateOptionTable());
+  s.run = [job, files, &quiet] {
+    geodl::EvaluateOptions options = jobOptions(geodl::evaluateOptionTable(), *job);
+    options.classes = files->first;
+    options.truth = files->second;
     geodl::cli::ProgressBar progress(quiet);
-    const auto r = geodl::evaluate(*eval, progress);
+    const auto r = geodl::evaluate(options, progress);
     progress.report(1.0, "done");
     const auto& m = r.metrics;
     std::cout << std::fixed << std::setprecision(4);
@@ -349,15 +339,14 @@ Subcommand addEvaluate(CLI::App& app, const bool& quiet) {
 }
 
 // "mean IoU 0.93, pixel accuracy 0.99; IoU background 0.996, building 0.725, ..."
-std::string describeMetrics(const geodl::ModelInfo& info) {
-  const auto m = nlohmann::json::parse(info.metrics_json.empty() ? "{}" : info.metrics_json);
-  if (!m.contains("mean_iou")) return "none";
+std::string describeMetrics(const geodl::Inspection& found) {
+  const geodl::RecordedMetrics& m = found.metrics;
+  if (!m.present) return "none";
   std::ostringstream s;
-  s << std::fixed << std::setprecision(4) << "mean IoU " << m["mean_iou"].get<double>() << ", pixel accuracy "
-    << m["pixel_accuracy"].get<double>() << "; IoU";
-  const auto& classes = m["per_class"];
-  for (size_t c = 0; c < classes.size() && c < info.classes.size(); ++c)
-    s << (c ? ", " : " ") << info.classes[c].name << " " << std::setprecision(3) << classes[c]["iou"].get<double>();
+  s << std::fixed << std::setprecision(4) << "mean IoU " << m.mean_iou << ", pixel accuracy " << m.pixel_accuracy
+    << "; IoU";
+  for (size_t c = 0; c < m.class_iou.size() && c < found.model.classes.size(); ++c)
+    s << (c ? ", " : " ") << found.model.classes[c].name << " " << std::setprecision(3) << m.class_iou[c];
   return s.str();
 }
 
@@ -368,10 +357,10 @@ std::string firstWktName(const std::string& wkt) {
   return wkt.substr(open + 1, close - open - 1);
 }
 
-int printStore(const std::string& path) {
-  const auto store = geodl::io::readStoreMetadata(path);
+int printStore(const geodl::Inspection& found) {
+  const auto& store = found.store;
   const auto& m = store.metadata;
-  std::cout << "sample store: " << path << "\n"
+  std::cout << "sample store: " << found.path << "\n"
             << "split: " << m.split << "\nsamples: " << store.samples << " of " << m.sample_size << " x "
             << m.sample_size << " px, " << m.bands << " bands (" << m.data_type << ")\nclasses:";
   for (size_t i = 0; i < m.class_ids.size(); ++i)
@@ -383,31 +372,26 @@ int printStore(const std::string& path) {
 }
 
 // "trained on N ranks, batch B per rank (global G)\n" for a data-parallel run, else nothing.
-std::string describeRanks(const geodl::ModelInfo& info) {
-  const auto training = nlohmann::json::parse(info.training_json.empty() ? "{}" : info.training_json, nullptr, false);
-  if (!training.is_object() || training.value("world_size", 1) < 2) return "";
-  return "trained on " + std::to_string(training.value("world_size", 1)) + " ranks, batch " +
-         std::to_string(training.value("batch_size", 0)) + " per rank (global " +
-         std::to_string(training.value("global_batch", 0)) + ")\n";
+std::string describeRanks(const geodl::TrainingFacts& t) {
+  if (t.world_size < 2) return "";
+  return "trained on " + std::to_string(t.world_size) + " ranks, batch " + std::to_string(t.batch_size) +
+         " per rank (global " + std::to_string(t.global_batch) + ")\n";
 }
 
 // "pretrained encoder: FILE (digest D)\n" when training started from one, else nothing.
-std::string describeEncoder(const geodl::ModelInfo& info) {
-  const auto training = nlohmann::json::parse(info.training_json.empty() ? "{}" : info.training_json, nullptr, false);
-  if (!training.is_object() || training.value("pretrained_encoder", std::string()).empty()) return "";
-  return "pretrained encoder: " + training.value("pretrained_encoder", std::string()) + " (digest " +
-         training.value("pretrained_encoder_digest", std::string()) + ")\n";
+std::string describeEncoder(const geodl::TrainingFacts& t) {
+  if (t.pretrained_encoder.empty()) return "";
+  return "pretrained encoder: " + t.pretrained_encoder + " (digest " + t.pretrained_encoder_digest + ")\n";
 }
 
-int printModel(const std::string& path) {
-  auto loaded = geodl::loadModelFile(path);
-  const auto& i = loaded.info;
+int printModel(const geodl::Inspection& found) {
+  const auto& i = found.model;
   std::cout << std::setprecision(6);
-  std::cout << "model file: " << path << "\n"
+  std::cout << "model file: " << found.path << "\n"
             << "model: " << i.model_name << " (" << geodl::architectureName(i.spec.architecture)
             << (i.spec.checkpoint ? ", trained with checkpointing" : "")
             << (i.spec.dropout ? ", dropout " + std::to_string(i.spec.dropout_probability) : "") << "), "
-            << geodl::parameterCount(i.spec) << " parameters\n"
+            << found.parameters << " parameters\n"
             << "bands: " << i.spec.bands << " (" << i.data_type << "), normalization mean/std:";
   for (int b = 0; b < i.spec.bands; ++b) std::cout << " " << i.band_mean[b] << "/" << i.band_std[b];
   std::cout << "\nsample size: " << i.sample_size << " px\nclasses:";
@@ -415,11 +399,11 @@ int printModel(const std::string& path) {
   std::cout << "\nignore index: " << i.ignore_index << "\nCRS: " << firstWktName(i.crs_wkt) << ", pixel size "
             << i.pixel_size_x << " x " << i.pixel_size_y << "\n"
             << "epochs trained: " << i.epochs_trained << ", best epoch " << i.best_epoch << " by " << i.best_metric
-            << "\nbest metrics: " << describeMetrics(i) << "\n" << describeEncoder(i) << describeRanks(i)
-            << "written: " << i.created << " by GeoDL " << i.engine_version << "\n"
-            << "weights digest: " << geodl::weightsDigest(*loaded.model)
-            << (loaded.warnings.empty() ? " (checked against the one written with the file)" : "") << std::endl;
-  for (const auto& w : loaded.warnings) std::cerr << "geodl: warning: " << w << std::endl;
+            << "\nbest metrics: " << describeMetrics(found) << "\n" << describeEncoder(found.training)
+            << describeRanks(found.training) << "written: " << i.created << " by GeoDL " << i.engine_version << "\n"
+            << "weights digest: " << found.weights_digest
+            << (found.warnings.empty() ? " (checked against the one written with the file)" : "") << std::endl;
+  for (const auto& w : found.warnings) std::cerr << "geodl: warning: " << w << std::endl;
   return kOk;
 }
 
@@ -434,16 +418,13 @@ Subcommand addInfo(CLI::App& app) {
   s.command->add_option("file", info->path, "model.pt, last_checkpoint.pt or a .hdf5 store")->required();
   s.command->add_flag("--json", info->json, "The model file's metadata as JSON");
   s.run = [info]() -> int {
-    if (fs::is_directory(info->path))
-      throw geodl::InputError("'" + info->path + "' is a folder; give a model file (model.pt, "
-                              "last_checkpoint.pt) or a sample store (trn_samples.hdf5) in it");
-    std::ifstream probe(info->path, std::ios::binary);
-    char signature[8] = {};
-    probe.read(signature, 8);
-    if (probe && std::string(signature + 1, 3) == "HDF") return printStore(info->path);
-    if (!info->json) return printModel(info->path);
-    std::cout << geodl::toJson(geodl::readModelInfo(info->path), 2) << std::endl;
-    return kOk;
+    const geodl::FileKind kind = geodl::fileKind(info->path);
+    if (info->json && kind != geodl::FileKind::Hdf5 && kind != geodl::FileKind::Folder) {
+      std::cout << geodl::toJson(geodl::readModelInfo(info->path), 2) << std::endl;
+      return kOk;
+    }
+    const geodl::Inspection found = geodl::inspect(info->path);
+    return found.kind == geodl::Inspection::Kind::Store ? printStore(found) : printModel(found);
   };
   return s;
 }
@@ -451,8 +432,10 @@ Subcommand addInfo(CLI::App& app) {
 Subcommand addOptions(CLI::App& app) {
   Subcommand s;
   s.command = app.add_subcommand("options", "Print the reference of every option (docs/options.md)");
-  s.run = [] {
-    std::cout << geodl::optionsReference();
+  auto qgis = std::make_shared<bool>(false);
+  s.command->add_flag("--qgis", *qgis, "Only the Processing parameters of each algorithm (the README's list)");
+  s.run = [qgis] {
+    std::cout << (*qgis ? geodl::processingParameterSummary() : geodl::optionsReference());
     return kOk;
   };
   return s;

@@ -22,8 +22,8 @@ std::mutex g_probe_mutex;
 constexpr double kMiB = 1024.0 * 1024.0;
 
 void validate(const BatchProbeOptions& o) {
-  if (o.sample_size < 8)
-    throw InputError("the sample size must be at least 8 pixels (got " +
+  if (o.sample_size < kMinSampleSize)
+    throw InputError("the sample size must be at least " + std::to_string(kMinSampleSize) + " pixels (got " +
                      std::to_string(o.sample_size) + ")");
   if (!(o.budget_mib > 0)) throw InputError("the memory budget must be positive (MiB)");
   if (o.max_batch < 1) throw InputError("the batch limit must be at least 1");
@@ -113,6 +113,27 @@ StepMeasurement measureTrainingStep(const BatchProbeOptions& options, int batch,
   return total;
 }
 
+namespace {
+
+// One step at `batch` with the budget enforced: whether it ran within it (the meter keeps its
+// peak and the allocation it refused).
+bool stepFits(StepRunner& runner, MemoryMeter& meter, int batch, size_t budget, const std::string& device) {
+  meter.resetPeak();
+  meter.setBudget(budget);
+  try {
+    runner.step(batch);
+    synchronize(device);
+  } catch (const c10::Error& e) {
+    meter.setBudget(0);
+    if (!isOutOfMemory(e)) throw;
+    return false;
+  }
+  meter.setBudget(0);
+  return !(meter.isCuda() && double(meter.peak()) > double(budget));
+}
+
+}  // namespace
+
 BatchProbeResult probeMaxBatch(const BatchProbeOptions& options, Progress& progress) {
   validate(options);
   std::lock_guard<std::mutex> lock(g_probe_mutex);
@@ -171,22 +192,8 @@ BatchProbeResult probeMaxBatch(const BatchProbeOptions& options, Progress& progr
   for (int attempt = 0; attempt < 16 && batch >= 1; ++attempt) {
     progress.checkCancelled();
     progress.report(0.6 + 0.03 * attempt, "confirming batch " + std::to_string(batch));
-    meter.resetPeak();
-    meter.setBudget(budget);
-    bool fits = true;
-    try {
-      runner.step(batch);
-      synchronize(result.device);
-    } catch (const c10::Error& e) {
-      if (!isOutOfMemory(e)) {
-        meter.setBudget(0);
-        throw;
-      }
-      fits = false;
-    }
-    meter.setBudget(0);
+    const bool fits = stepFits(runner, meter, batch, budget, result.device);
     const double needed_at_least = double(meter.peak()) + double(meter.lastRefusedBytes());
-    if (fits && meter.isCuda() && double(meter.peak()) > double(budget)) fits = false;
     if (fits) {
       result.max_batch = batch;
       result.confirmed = true;

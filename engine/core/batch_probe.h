@@ -5,8 +5,12 @@
 #include <vector>
 
 #include "base/progress.h"
+#include "core/device.h"
 
 namespace geodl {
+
+// The largest batch the option tables accept, and the probe predicts.
+constexpr int kMaxBatchSize = 100000;
 
 struct BatchProbeOptions {
   std::string model = "unetsmall";  // any name of modelNames()
@@ -16,10 +20,10 @@ struct BatchProbeOptions {
   bool checkpoint = false;  // on top of what the model name implies
   bool bf16 = false;        // steps under bfloat16 autocast (training's precision bf16)
   double budget_mib = 4096;
-  std::string device = "auto";
+  std::string device = kAutomaticDevice;
   int threads = 0;        // 0: all cores
   bool confirm = true;    // run one step at the predicted batch under the budget
-  int max_batch = 100000; // never predict beyond this
+  int max_batch = kMaxBatchSize;  // never predict beyond this
 };
 
 struct StepMeasurement {

@@ -5,6 +5,9 @@
 
 namespace geodl {
 
+// The device a job runs on when none is asked for: resolveDevice picks it.
+inline constexpr const char* kAutomaticDevice = "auto";
+
 // "auto" becomes "cuda" when this build and machine have a GPU, else "cpu". "cpu",
 // "cuda" and "cuda:N" are checked; anything else throws InputError.
 std::string resolveDevice(const std::string& requested);

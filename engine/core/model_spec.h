@@ -19,6 +19,10 @@ enum class Architecture {
   DeepLabV3PlusResNet50
 };
 
+// The sample (and window) sizes the networks take: at least 8 pixels (three poolings), and
+// the largest the option tables accept.
+constexpr int kMinSampleSize = 8, kMaxSampleSize = 100000;
+
 struct ModelSpec {
   Architecture architecture = Architecture::UNetSmall;
   int bands = 3;

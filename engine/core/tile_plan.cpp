@@ -25,13 +25,9 @@ std::vector<int> origins(int size, int window, int stride) {
 
 }  // namespace
 
-TilePlan planTiles(int width, int height, int window, double overlap_percent) {
-  if (!(overlap_percent >= 0 && overlap_percent < 100))
-    throw InputError("the overlap must be a percentage in [0, 100)");
-  return planTilesOverlapping(width, height, window, int(std::lround(window * overlap_percent / 100.0)));
-}
+int overlapPixels(int window, double percent) { return int(std::lround(window * percent / 100.0)); }
 
-TilePlan planTilesOverlapping(int width, int height, int window, int overlap) {
+TilePlan planTiles(int width, int height, int window, int overlap) {
   if (width < 1 || height < 1)
     throw InputError("the raster has no pixels (" + std::to_string(width) + " x " +
                      std::to_string(height) + ")");

@@ -18,12 +18,14 @@ struct TilePlan {
 };
 
 // Windows every (window - overlap) pixels, the last column and row moved back to end at the
-// raster's edge; one window along a side shorter than the window. overlap_percent is
-// geo-deep-learning's `overlap`: a percentage of the window. Throws InputError when the
-// window is not larger than twice the overlap, or a size is not positive.
-TilePlan planTiles(int width, int height, int window, double overlap_percent);
-// The same with the overlap in pixels.
-TilePlan planTilesOverlapping(int width, int height, int window, int overlap);
+// raster's edge; one window along a side shorter than the window. Throws InputError when the
+// window is not larger than twice the overlap (a rule joining the two: each alone is bounded
+// by the option tables), or a size is not positive.
+TilePlan planTiles(int width, int height, int window, int overlap);
+
+// geo-deep-learning's `overlap`, a percentage of the window (its range is the option
+// table's), in pixels: 64 for 25% of 256.
+int overlapPixels(int window, double percent);
 
 // The overlap blending needs when none is given: a quarter of the model's sample size (the
 // context its training windows had at their edges), at least 32 pixels, and at most a

@@ -3,7 +3,9 @@
 #include <atomic>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <filesystem>
 
 #include "base/errors.h"
 #include "base/file_kind.h"
@@ -123,6 +125,26 @@ int64_t RasterReader::undeclaredNonFinitePixels() const {
   for (int b = 0; b < info_.bands; ++b)
     if (info_.has_nodata[b] && std::isnan(info_.nodata[b])) return 0;  // declared: NaN is its nodata
   return impl_->non_finite.load();
+}
+
+std::vector<std::string> rastersInFolder(const std::string& folder) {
+  initGdal();
+  std::vector<std::string> rasters;
+  for (const auto& entry : std::filesystem::directory_iterator(folder)) {
+    const std::string name = entry.path().filename().string();
+    const auto ends = [&](const std::string& tail) {
+      return name.size() >= tail.size() &&
+             std::equal(tail.rbegin(), tail.rend(), name.rbegin(),
+                        [](char a, char b) { return std::tolower((unsigned char)a) == std::tolower((unsigned char)b); });
+    };
+    if (!entry.is_regular_file() || ends(".aux.xml") || ends(".ovr") || ends(".msk")) continue;
+    CPLErrorHandlerPusher quiet(CPLQuietErrorHandler);  // a file that is no raster is skipped silently
+    Dataset ds(static_cast<GDALDataset*>(
+        GDALOpenEx(entry.path().c_str(), GDAL_OF_RASTER | GDAL_OF_READONLY, nullptr, nullptr, nullptr)));
+    if (ds && ds->GetRasterCount() > 0) rasters.push_back(entry.path().string());
+  }
+  std::sort(rasters.begin(), rasters.end());
+  return rasters;
 }
 
 std::vector<std::string> categoryNames(const std::string& path) {

@@ -49,6 +49,11 @@ class RasterReader {
   RasterInfo info_;
 };
 
+// The rasters of a folder, in name order: every regular file GDAL opens as a raster with at
+// least one band, whatever its extension (GeoTIFF, VRT, JPEG 2000, ERDAS IMG...), except the
+// sidecars GDAL keeps beside rasters (.aux.xml, .ovr, .msk). Not recursive.
+std::vector<std::string> rastersInFolder(const std::string& folder);
+
 // The category names of a raster's first band (a class raster's class names, by value).
 std::vector<std::string> categoryNames(const std::string& path);
 

@@ -1,4 +1,4 @@
-#include "dist/gradient_reducer.h"
+#include "parallel/gradient_reducer.h"
 
 #include <chrono>
 

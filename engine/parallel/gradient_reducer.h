@@ -12,7 +12,7 @@
 
 #include <vector>
 
-#include "dist/process_group.h"
+#include "parallel/process_group.h"
 
 namespace geodl {
 

@@ -1,4 +1,4 @@
-#include "dist/process_group.h"
+#include "parallel/process_group.h"
 
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
@@ -52,8 +52,9 @@ void ProcessGroup::Pending::wait() {
   impl_->work.reset();
 }
 
-ProcessGroup::ProcessGroup(const WorldInfo& world, std::chrono::milliseconds timeout, const std::string& advice)
-    : impl_(std::make_unique<Impl>()), world_(world), advice_(advice) {
+ProcessGroup::ProcessGroup(const WorldInfo& world, std::chrono::milliseconds timeout,
+                           std::function<std::string()> advice)
+    : impl_(std::make_unique<Impl>()), world_(world), advice_(std::move(advice)) {
   impl_->timeout = timeout;
   const std::string where = world.master_addr + ":" + std::to_string(world.master_port);
   try {
@@ -129,7 +130,7 @@ void ProcessGroup::lost(const std::string& what, const std::exception& e) const 
   const std::string text = e.what();
   throw IoError(what + " with the other ranks failed: " + lostRanks() + " (" + text.substr(0, text.find('\n')) +
                 "; collective_timeout " + std::to_string(impl_->timeout.count() / 1000) +
-                " s); " + advice_);
+                " s); " + (advice_ ? advice_() : std::string()));
 }
 
 ProcessGroup::Pending ProcessGroup::allreduceSumAsync(std::vector<torch::Tensor>& tensors) {

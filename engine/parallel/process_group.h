@@ -6,12 +6,13 @@
 #include <torch/torch.h>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "core/sync_batch_norm.h"
-#include "dist/world.h"
+#include "parallel/world.h"
 
 namespace geodl {
 
@@ -19,9 +20,9 @@ class ProcessGroup {
  public:
   // Connects to the other ranks within `timeout` (also every collective's limit). Throws
   // IoError naming the address and port when it cannot (a port in use, an unreachable
-  // MASTER_ADDR, a rank that never came). `advice` ends the message of a lost rank: what
-  // the user can do then (training: continue with --resume).
-  ProcessGroup(const WorldInfo& world, std::chrono::milliseconds timeout, const std::string& advice);
+  // MASTER_ADDR, a rank that never came). `advice`, asked when a rank is lost, ends its
+  // message: what the user can do then (training: continue with --resume, once an epoch ended).
+  ProcessGroup(const WorldInfo& world, std::chrono::milliseconds timeout, std::function<std::string()> advice);
   ~ProcessGroup();
   ProcessGroup(const ProcessGroup&) = delete;
   ProcessGroup& operator=(const ProcessGroup&) = delete;
@@ -70,7 +71,7 @@ class ProcessGroup {
   struct Impl;
   std::unique_ptr<Impl> impl_;
   WorldInfo world_;
-  std::string advice_;
+  std::function<std::string()> advice_;
   int64_t gathers_ = 0;
 };
 

@@ -94,7 +94,7 @@ const std::string& trainedModel() {
     o.epochs = 6;
     o.batch_size = 8;
     o.learning_rate = 2e-3;
-    o.threads = 2;
+    o.run.threads = 2;
     o.seed = 5;
     o.deterministic = true;
     o.augmentation.hflip_prob = 0.5;

@@ -1,6 +1,8 @@
 // Classification of generated rasters with a model trained in the test program: quality,
 // coverage of awkward sizes, georeferencing, blending, outputs, and bad input.
 #include <gtest/gtest.h>
+
+#include "core/reference_missing.h"
 #include <torch/script.h>
 #include <torch/torch.h>
 
@@ -68,7 +70,7 @@ ClassifyOptions options(const TempDir& dir, const std::string& input, const std:
   o.output = dir.path(out);
   o.window = 32;
   o.overlap = 25;
-  o.threads = 2;
+  o.run.threads = 2;
   return o;
 }
 
@@ -78,7 +80,7 @@ TEST(Classify, KnownSceneWellAboveChanceWithGeoreferencingColoursAndProbabilitie
   ClassifyOptions o = options(dir, input, "classes.tif");
   o.probabilities = dir.path("probabilities.tif");
   o.batch_size = 0;  // automatic
-  o.memory_budget_mib = 64;
+  o.run.memory_budget_mib = 64;
   NullProgress progress;
   const ClassifyResult r = classify(o, progress);
   EXPECT_GE(r.batch_size, 1);
@@ -246,7 +248,7 @@ TEST(Classify, LargeWindowsAgreeWithWholeImageInference) {
   for (size_t i = 0; i < a.values[0].size(); ++i) same += a.values[0][i] == c.values[0][i];
   EXPECT_GE(double(same) / double(a.values[0].size()), 0.999);
   automatic.output = dir.path("tight.tif");
-  automatic.memory_budget_mib = 48;
+  automatic.run.memory_budget_mib = 48;
   const ClassifyResult tight = classify(automatic, progress);
   EXPECT_LT(tight.window, 512);
   EXPECT_GE(tight.window, 32);
@@ -362,7 +364,7 @@ TEST(Classify, WideRasterIsRightAcrossColumnChunks) {
 }
 
 TEST(Classify, TorchScriptModelWithASidecar) {
-  if (!test::pythonTorchAvailable()) GTEST_SKIP() << "Debian's python3-torch is not installed";
+  if (!test::pythonTorchAvailable()) GEODL_REFERENCE_MISSING("Debian's python3-torch is not installed");
   TempDir dir;
   const std::string model = dir.path("scripted.pt");
   ASSERT_TRUE(test::runPythonReference("write_torchscript_model.py", model));
@@ -370,7 +372,7 @@ TEST(Classify, TorchScriptModelWithASidecar) {
   ClassifyOptions o;
   o.input = input;
   o.output = dir.path("classes.tif");
-  o.threads = 2;
+  o.run.threads = 2;
   o.model_path = model;  // the sidecar scripted.json is found beside it
   o.window = 0;          // the sidecar's sample size, 32: one window, the whole image
   o.probabilities = dir.path("p.tif");
@@ -411,6 +413,24 @@ class CancelAfter : public Progress {
   int reports_ = 0;
 };
 
+// A folder's rasters are what GDAL opens as rasters, whatever their extension; not its other
+// files (a vector, text under a raster's name, GDAL's sidecars).
+TEST(Classify, FolderRastersAreWhatGdalOpens) {
+  TempDir dir;
+  fs::create_directories(dir.path("in"));
+  const std::string a = scene(dir, "in/a.tif", 20, 20);
+  const std::string b = scene(dir, "in/B.TIFF", 20, 20);
+  const std::string c = scene(dir, "in/c.raster", 20, 20);  // a GeoTIFF by any other name
+  fs::copy_file(a, dir.path("in/a.tif.ovr"));
+  std::ofstream(dir.path("in/d.tif")) << "not a raster";
+  std::ofstream(dir.path("in/a.tif.aux.xml")) << "<PAMDataset/>";
+  fs::create_directories(dir.path("in/sub.tif"));
+  EXPECT_EQ(rastersOf(dir.path("in")), (std::vector<std::string>{b, a, c}));
+  EXPECT_EQ(rastersOf(a), (std::vector<std::string>{a}));
+  fs::create_directories(dir.path("empty"));
+  test::expectErrorContaining([&] { rastersOf(dir.path("empty")); }, "holds no raster GDAL can open");
+}
+
 TEST(Classify, BadInputIsRefusedAndNothingIsWritten) {
   TempDir dir;
   const std::string input = scene(dir, "scene.tif", 100, 80);
@@ -431,16 +451,34 @@ TEST(Classify, BadInputIsRefusedAndNothingIsWritten) {
   fails(o, "has 4 bands but the model expects 3");
   o = options(dir, scene(dir, "u16.tif", 40, 40, 32618, 3, GDT_UInt16), "out.tif");
   fails(o, "holds UInt16 pixels but the model was trained on Byte ones");
+  // The ranges are the table's, for options filled by code too, in the words of a flag's.
   o = options(dir, input, "out.tif");
   o.overlap = 50;
-  fails(o, "not larger than twice the overlap");
+  fails(o, "the option overlap (inference.overlap, --overlap, OVERLAP) has the value '50', which is not a number "
+           "from -1 to 49; give such a value");
+  o = options(dir, input, "out.tif");
+  o.batch_size = -1;
+  fails(o, "the option batch_size (inference.batch_size, --batch-size, BATCH_SIZE) has the value '-1', which is not "
+           "a whole number from 0 to 10000");
+  // The output formats, checked by the job (QGIS and the CLI say the same); .tiff is a GeoTIFF.
+  o = options(dir, input, "out.png");
+  fails(o, "the class raster is written as GeoTIFF: give a .tif or .tiff file (got '" + dir.path("out.png") + "')");
+  o = options(dir, input, "out.tif");
+  o.probabilities = dir.path("p.jpg");
+  fails(o, "the probability raster is written as GeoTIFF");
+  o = options(dir, input, "out.tif");
+  o.polygons = dir.path("p.shp");
+  fails(o, "the polygon file is written as a GeoPackage: give a .gpkg file");
+  o = options(dir, input, "out.tif");
+  o.run.device = "gpu";
+  fails(o, "has the value 'gpu', which is not one of auto, cpu, cuda, cuda:N");
   std::ofstream(dir.path("a_file")) << "in the way";
   o = options(dir, input, "a_file/out.tif");
   fails(o, "cannot create the output folder");
   // A missing folder is created, and removed again when the run fails.
   o = options(dir, input, "new/deeper/out.tif");
-  o.overlap = 50;
-  fails(o, "not larger than twice the overlap");
+  o.model_path = dir.path("missing.pt");
+  fails(o, "cannot read the model file");
   EXPECT_FALSE(fs::exists(dir.path("new")));
   o = options(dir, input, "out.tif");
   CancelAfter cancel;

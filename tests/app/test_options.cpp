@@ -3,11 +3,17 @@
 // that name the source and the range.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
+#include <map>
 #include <set>
 
 #include "app/batch_probe_options.h"
 #include "app/classify.h"
+#include "app/data_parallel.h"
+#include "app/demo_dataset.h"
+#include "app/evaluate.h"
+#include "app/data_folder.h"
 #include "app/create_samples.h"
 #include "app/train.h"
 #include "cli/config.h"
@@ -61,8 +67,104 @@ TEST(OptionTables, EveryOptionIsDeclaredOnceWithADefaultInItsRange) {
   expectWellFormed(classifyOptionTable(),
                    {"INPUT", "MODEL", "WINDOW", "OVERLAP", "BATCH_SIZE", "TTA", "EXTENT", "MASK", "MIN_AREA", "COG",
                     "DEVICE", "PRECISION", "THREADS", "OUTPUT", "PROBABILITIES", "POLYGONS", "MEMORY_BUDGET_MIB"});
+  expectWellFormed(launchOptionTable(), {});
+  expectWellFormed(demoOptionTable(), {});
+  expectWellFormed(evaluateOptionTable(), {});
   expectWellFormed(batchProbeOptionTable(), {"MODEL", "SAMPLE_SIZE", "BANDS", "CLASSES", "CHECKPOINT", "BUDGET_MIB",
                                              "DEVICE", "THREADS", "CONFIRM"});
+}
+
+// checkOptions is the one check of ranges: every bounded option of every table refuses a
+// field just past its bound, whoever set it, naming the option; the defaults pass.
+template <class Options>
+void expectBoundsChecked(const OptionTable<Options>& table) {
+  EXPECT_NO_THROW(checkOptions(table, Options{}));
+  int bounded = 0;
+  for (const auto& o : table) {
+    if (!(o.type == OptionType::Int || o.type == OptionType::Number) || !std::isfinite(o.min) || o.min < -1e15)
+      continue;
+    SCOPED_TRACE(o.name);
+    Options filled;
+    OptionInput below;
+    below.integer = int64_t(o.min) - 1;
+    below.number = o.type == OptionType::Int ? o.min - 1 : o.min - std::max(1e-3, std::abs(o.min));
+    o.set(filled, below);
+    test::expectErrorContaining([&] { checkOptions(table, filled); }, optionOrigin(o) + " has the value '");
+    if (std::isfinite(o.max) && o.max < 1e15) {
+      Options over;
+      OptionInput above;
+      above.integer = int64_t(o.max) + 1;
+      above.number = o.type == OptionType::Int ? o.max + 1 : o.max + std::max(1e-3, std::abs(o.max));
+      o.set(over, above);
+      test::expectErrorContaining([&] { checkOptions(table, over); }, "which is not " + describeExpected(o));
+    }
+    ++bounded;
+  }
+  EXPECT_GT(bounded, 0);
+}
+
+TEST(OptionTables, CheckOptionsRefusesEveryFieldPastItsBound) {
+  expectBoundsChecked(sampleOptionTable());
+  expectBoundsChecked(trainOptionTable());
+  expectBoundsChecked(classifyOptionTable());
+  expectBoundsChecked(batchProbeOptionTable());
+  expectBoundsChecked(launchOptionTable());
+  expectBoundsChecked(demoOptionTable());
+  EXPECT_EQ(optionOrigin(trainOptionTable().front()), "the option data_path (global.data_path, --data-path)");
+  // A choice outside its list, and a list of numbers, as the struct holds them.
+  TrainOptions o;
+  o.class_weighting = ClassWeighting::Given;
+  o.class_weights = {1, 2.5};
+  EXPECT_NO_THROW(checkOptions(trainOptionTable(), o));
+  o.loss = "hinge";
+  test::expectErrorContaining([&] { checkOptions(trainOptionTable(), o); },
+                              "the option loss (training.loss_fn, --loss, LOSS) has the value 'hinge', which is not "
+                              "one of cross_entropy, dice");
+}
+
+// The run options are one declaration (RunOptions and its table fragment): every job that has
+// one declares it alike, but for its config section, with RunOptions' default.
+TEST(OptionTables, RunOptionsAreDeclaredOnceForEveryJob) {
+  std::map<std::string, std::vector<const OptionInfo*>> seen;
+  const auto collect = [&](const auto& table) {
+    for (const auto& o : table)
+      if (o.name == "device" || o.name == "threads" || o.name == "precision" || o.name == "memory_budget_mib" ||
+          o.name == "collective_timeout")
+        seen[o.name].push_back(&o);
+  };
+  collect(sampleOptionTable());
+  collect(trainOptionTable());
+  collect(classifyOptionTable());
+  EXPECT_EQ(seen["collective_timeout"].size(), 3u);
+  EXPECT_EQ(seen["device"].size(), 2u);
+  for (const auto& [name, options] : seen)
+    for (const OptionInfo* o : options) {
+      SCOPED_TRACE(name + " of " + o->key);
+      const OptionInfo& first = *options.front();
+      EXPECT_EQ(o->flag, first.flag);
+      EXPECT_EQ(o->parameter, first.parameter);
+      EXPECT_EQ(o->min, first.min);
+      EXPECT_EQ(o->max, first.max);
+      EXPECT_STREQ(o->help, first.help);
+      EXPECT_EQ(o->key.substr(o->key.find('.')), first.key.substr(first.key.find('.')));
+    }
+  EXPECT_EQ(TrainOptions{}.run.device, RunOptions{}.device);
+  EXPECT_EQ(ClassifyOptions{}.run.collective_timeout, 300);
+  EXPECT_EQ(BatchProbeOptions{}.device, RunOptions{}.device);  // core's default is the same constant
+}
+
+// One layout of the data folder: training reads the stores where the samples job writes them.
+TEST(OptionTables, DataPathGivesTrainingTheStoresTheSamplesJobWrites) {
+  const OptionValues values = {{"data_path", OptionValue{{"/data/run"}, false, "", "global.data_path"}}};
+  SampleOptions samples;
+  applyOptions(sampleOptionTable(), values, samples);
+  TrainOptions training;
+  applyOptions(trainOptionTable(), values, training);
+  EXPECT_EQ(samples.output_folder, "/data/run/samples");
+  EXPECT_EQ(training.train_store, storeOf(samples.output_folder, "trn"));
+  EXPECT_EQ(training.val_store, storeOf(samples.output_folder, "val"));
+  EXPECT_EQ(training.train_store, "/data/run/samples/trn_samples.hdf5");
+  EXPECT_EQ(training.output_folder, "/data/run/model");
 }
 
 const OptionInfo& find(const std::string& name) {

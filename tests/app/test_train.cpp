@@ -1,9 +1,12 @@
 // The trainer on stores the tests generate: the loss falls, a stopped run resumes to the
 // same weights, and bad input fails before any training.
 #include <gtest/gtest.h>
+
+#include "core/reference_missing.h"
 #include <torch/torch.h>
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <fstream>
 #include <random>
 #include <set>
@@ -18,6 +21,7 @@
 #include "base/errors.h"
 #include "model/model_file.h"
 #include "core/test_support.h"
+#include "app/inspect.h"
 #include "io/gis_fixtures.h"
 #include "app/ml_fixtures.h"
 #include "io/sample_store.h"
@@ -57,7 +61,7 @@ class TrainTest : public ::testing::Test {
     o.epochs = 3;
     o.batch_size = 4;
     o.learning_rate = 1e-3;
-    o.threads = 2;
+    o.run.threads = 2;
     o.loader_threads = 2;
     o.seed = 7;
     o.deterministic = true;
@@ -110,6 +114,29 @@ TEST_F(TrainTest, LossFallsAndEveryOutputIsWritten) {
   EXPECT_EQ(info.best_epoch, r.best_epoch);
   EXPECT_NE(info.metrics_json.find("mean_iou"), std::string::npos);
   EXPECT_NE(info.training_json.find("\"batch_size\":4"), std::string::npos);
+  // The record is the option table's: every option that holds a value, typed as its option.
+  const auto record = nlohmann::json::parse(info.training_json);
+  for (const auto& opt : trainOptionTable())
+    if (opt.show) EXPECT_TRUE(record.contains(opt.name)) << opt.name;
+  EXPECT_EQ(record["epochs"], 5);
+  EXPECT_EQ(record["model"], "unetsmall");
+  EXPECT_EQ(record["class_weights"], "false");
+  EXPECT_EQ(record["deterministic"], o.deterministic);
+  EXPECT_DOUBLE_EQ(record["learning_rate"].get<double>(), 1e-3);
+
+  // What `geodl info` prints, in typed fields (app/inspect.h).
+  const Inspection found = inspect(r.model_path);
+  EXPECT_EQ(found.kind, Inspection::Kind::Model);
+  EXPECT_EQ(found.training.batch_size, 4);
+  EXPECT_EQ(found.training.world_size, 1);
+  EXPECT_EQ(found.training.global_batch, 4);
+  ASSERT_TRUE(found.metrics.present);
+  EXPECT_EQ(found.metrics.class_iou.size(), 2u);
+  EXPECT_GT(found.parameters, 0);
+  EXPECT_TRUE(found.warnings.empty());
+  EXPECT_EQ(inspect(trn_).kind, Inspection::Kind::Store);
+  EXPECT_EQ(inspect(trn_).store.metadata.sample_size, kSize);
+  expectErrorContaining([&] { inspect(dir_.path("run")); }, "is a folder; give a model file");
 
   std::ifstream csv(r.csv_path);
   std::string header, line;
@@ -137,7 +164,7 @@ TEST_F(TrainTest, Bf16TrainingLearnsAsFp32Does) {
   o = options("bf16");
   o.epochs = 4;
   o.checkpoint = "true";
-  o.precision = "bf16";
+  o.run.precision = "bf16";
   const TrainResult bf16 = train(o, progress);
   EXPECT_EQ(bf16.precision, "bf16");
   EXPECT_EQ(fp32.precision, "fp32");
@@ -162,7 +189,7 @@ TEST_F(TrainTest, CheckpointingSwitchesOnOnlyWhenTheBatchNeedsIt) {
   o.epochs = 1;
   o.batch_size = 16;
   EXPECT_EQ(o.checkpoint, "auto");
-  o.memory_budget_mib = 4096;
+  o.run.memory_budget_mib = 4096;
   Log roomy;
   EXPECT_FALSE(train(o, roomy).checkpointing);
   EXPECT_NE(roomy.lines.find("checkpointing off (automatic: a batch of 16 needs about"), std::string::npos)
@@ -172,7 +199,7 @@ TEST_F(TrainTest, CheckpointingSwitchesOnOnlyWhenTheBatchNeedsIt) {
   o = options("tight");
   o.epochs = 1;
   o.batch_size = 24;
-  o.memory_budget_mib = 60;
+  o.run.memory_budget_mib = 60;
   Log tight;
   const TrainResult on = train(o, tight);
   EXPECT_TRUE(on.checkpointing);
@@ -184,7 +211,7 @@ TEST_F(TrainTest, CheckpointingSwitchesOnOnlyWhenTheBatchNeedsIt) {
   EXPECT_FALSE(train(o, roomy).checkpointing);
   o.output_folder = dir_.path("forced_on");
   o.checkpoint = "true";
-  o.memory_budget_mib = 4096;
+  o.run.memory_budget_mib = 4096;
   EXPECT_TRUE(train(o, roomy).checkpointing);
   o.output_folder = dir_.path("probed");
   o.checkpoint = "auto";
@@ -200,6 +227,11 @@ TEST_F(TrainTest, StoppedRunResumesToTheSameWeightsAsOneRun) {
 
   // Stopped in the middle of epoch 2 (24 samples / 4 = 6 batches + 2 validation per epoch).
   CancelAt stop(8 + 3);
+  // The stop says how to continue, in the words the CLI and QGIS show (resumeAdvice).
+  expectErrorContaining([&] { train(options("parts"), stop); },
+                        "training stopped; the last complete epoch is in " +
+                            fs::absolute(dir_.path("parts/last_checkpoint.pt")).string() +
+                            ": continue with --resume (in QGIS: \"Resume from the checkpoint in the model's folder\")");
   EXPECT_THROW(train(options("parts"), stop), Cancelled);
   EXPECT_EQ(readModelInfo(dir_.path("parts/last_checkpoint.pt")).epochs_trained, 1);
   TrainOptions again = options("parts");
@@ -310,7 +342,7 @@ TEST_F(TrainTest, ResumesAfterTheRateHasDecayed) {
 TEST_F(TrainTest, PretrainedEncoderLoadsFreezesAndIsRecorded) {
   const std::string file = dir_.path("resnet18.pt");
   if (!test::runPythonReference("write_torchvision_encoder.py", "resnet18 " + file))
-    GTEST_SKIP() << "python3-torch and python3-torchvision are not installed";
+    GEODL_REFERENCE_MISSING("python3-torch and python3-torchvision are not installed");
   struct Log : Progress {
     void report(double, const std::string&) override {}
     bool cancelled() const override { return false; }
@@ -353,7 +385,7 @@ TEST_F(TrainTest, AutomaticBatchSizeAndClassWeights) {
   TrainOptions o = options("auto");
   o.epochs = 1;
   o.batch_size = 0;
-  o.memory_budget_mib = 512;
+  o.run.memory_budget_mib = 512;
   o.class_weighting = ClassWeighting::Auto;
   o.model = "checkpointed_unet";
   NullProgress progress;
@@ -426,8 +458,9 @@ TEST_F(TrainTest, BadInputFailsBeforeAnythingIsWritten) {
   fails(o, "the training set has 24 samples, fewer than one batch of 25");
   o = options("bad");
   o.model = "resnet";
-  fails(o, "choose one of: unet unetsmall checkpointed_unet ternausnet resnet18_unet resnet34_unet resnet50_unet "
-           "resnet34_unetplusplus deeplabv3_resnet50 deeplabv3plus_resnet50");
+  fails(o, "the option model (global.model_name, --model, MODEL) has the value 'resnet', which is not one of unet, "
+           "unetsmall, checkpointed_unet, ternausnet, resnet18_unet, resnet34_unet, resnet50_unet, "
+           "resnet34_unetplusplus, deeplabv3_resnet50, deeplabv3plus_resnet50");
   o = options("bad");
   o.model = "deeplabv3plus_resnet50";
   o.batch_size = 1;
@@ -438,7 +471,26 @@ TEST_F(TrainTest, BadInputFailsBeforeAnythingIsWritten) {
   fails(o, "nesterov needs optimizer sgd with a momentum above 0");
   o = options("bad");
   o.warmup_epochs = 4;
-  fails(o, "warmup_epochs must be between 0 and num_epochs (3)");
+  fails(o, "warmup_epochs (4) must be at most num_epochs (3)");
+  o = options("bad");
+  o.encoder_freeze_epochs = 5;
+  fails(o, "encoder_freeze_epochs (5) must be at most num_epochs (3)");
+  // The ranges are the table's, for a struct filled by code too, in the words of a flag's.
+  o = options("bad");
+  o.epochs = 0;
+  fails(o, "the option epochs (training.num_epochs, --epochs, EPOCHS) has the value '0', which is not a whole "
+           "number from 1 to 100000; give such a value");
+  o = options("bad");
+  o.augmentation.hflip_prob = 1.5;
+  fails(o, "the option hflip_prob (training.augmentation.hflip_prob, --hflip-prob, HFLIP_PROB) has the value "
+           "'1.5', which is not a number from 0 to 1");
+  o = options("bad");
+  o.momentum = 1;
+  fails(o, "the option momentum (training.momentum, --momentum, MOMENTUM) has the value '1', which is not a number "
+           "from 0 to 0.999");
+  o = options("bad");
+  o.best_metric = "iou";
+  fails(o, "has the value 'iou', which is not one of loss, miou");
   o = options("bad");
   o.class_weighting = ClassWeighting::Given;
   o.class_weights = {1.0};
@@ -461,17 +513,17 @@ TEST_F(TrainTest, BadInputFailsBeforeAnythingIsWritten) {
     EXPECT_FALSE(fs::exists(fs::path(t.output_folder) / "model.pt"));
   }
   o = options("bad");
-  o.precision = "bf16";
-  o.device = "cpu";
+  o.run.precision = "bf16";
+  o.run.device = "cpu";
   setenv("DNNL_MAX_CPU_ISA", "AVX2", 1);  // oneDNN capped below its bf16 kernels, on any CPU
   fails(o, "bf16 needs a CPU with AVX512_BF16 or AMX-BF16");
-  o.precision = "fp32";
+  o.run.precision = "fp32";
   o.bf16 = true;  // the older key says the same
   fails(o, "bf16 needs a CPU with AVX512_BF16 or AMX-BF16");
   unsetenv("DNNL_MAX_CPU_ISA");
   o = options("bad");
   o.augmentation.hflip_prob = 2;
-  fails(o, "probabilities must be between 0 and 1");
+  fails(o, "has the value '2', which is not a number from 0 to 1");
   {
     std::ofstream(dir_.path("a_file")) << "x";
   }
@@ -518,7 +570,7 @@ TEST(TrainRealData, MassachusettsClipsLearnBuildings) {
   o.epochs = 4;
   o.batch_size = 8;
   o.learning_rate = 2e-3;
-  o.threads = 2;
+  o.run.threads = 2;
   o.seed = 3;
   o.augmentation.hflip_prob = 0.5;
   const TrainResult r = train(o, progress);

@@ -9,6 +9,7 @@
 
 #include "base/errors.h"
 #include "base/file_identity.h"
+#include "base/file_kind.h"
 
 namespace geodl {
 namespace {
@@ -71,6 +72,24 @@ TEST(FileIdentity, OutputsReplaceOnlyTheirOwnKindOfFileAndSaySo) {
   EXPECT_THROW(checkReplaceableOutputs({{"the class raster", (dir / "folder.tif").string(), FileKind::GeoTiff}}),
                InputError);
   fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace geodl
+
+namespace geodl {
+namespace {
+
+// One rule for every output's format, whichever output and whoever asks: .tif and .tiff (any
+// case) for the rasters, .gpkg for the vectors; no path, no output.
+TEST(OutputExtension, GeoTiffAndGeoPackageInAnyCase) {
+  for (const char* path : {"a.tif", "b/c.tiff", "D.TIF", "e.TIFF"})
+    EXPECT_NO_THROW(checkOutputExtension(path, FileKind::GeoTiff, "the probability raster")) << path;
+  EXPECT_NO_THROW(checkOutputExtension("f.GPKG", FileKind::GeoPackage, "the polygon file"));
+  EXPECT_NO_THROW(checkOutputExtension("", FileKind::GeoTiff, "the probability raster"));
+  EXPECT_THROW(checkOutputExtension("g.tif.png", FileKind::GeoTiff, "the class raster"), InputError);
+  EXPECT_THROW(checkOutputExtension("h.tif", FileKind::GeoPackage, "the polygon file"), InputError);
+  EXPECT_THROW(checkOutputExtension("tif", FileKind::GeoTiff, "the class raster"), InputError);
 }
 
 }  // namespace

@@ -25,7 +25,7 @@ for _ in $(seq 1 3000); do
   sleep 0.02
 done
 stop $pid
-grep -q "training stopped; the last complete epoch is in .*last_checkpoint.pt (continue with --resume)" "$work/later.log"
+grep -q "training stopped; the last complete epoch is in .*last_checkpoint.pt: continue with --resume" "$work/later.log"
 no_temporaries "$work/later"
 "$geodl" info "$work/later/last_checkpoint.pt" > /dev/null
 "$geodl" "${args[@]}" --output-path "$work/later" --epochs 2 --resume > "$work/resumed.log" 2>&1
@@ -36,7 +36,7 @@ grep -qE "resuming after epoch|nothing to train" "$work/resumed.log" || { cat "$
 pid=$!
 sleep 0.5
 stop $pid
-grep -q "before its first epoch ended: there is nothing to resume" "$work/early.log" || { cat "$work/early.log"; exit 1; }
+grep -q "training stopped; no epoch had ended: there is nothing to resume" "$work/early.log" || { cat "$work/early.log"; exit 1; }
 no_temporaries "$work/early"
 
 # A classification stopped leaves no output.

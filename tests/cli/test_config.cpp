@@ -162,8 +162,8 @@ TEST(TrainConfig, GeoDLKeysAndTheirVariants) {
   EXPECT_EQ(o.best_metric, "miou");
   EXPECT_EQ(o.seed, 5);
   EXPECT_TRUE(o.deterministic);
-  EXPECT_EQ(o.threads, 2);
-  EXPECT_DOUBLE_EQ(o.memory_budget_mib, 900);
+  EXPECT_EQ(o.run.threads, 2);
+  EXPECT_DOUBLE_EQ(o.run.memory_budget_mib, 900);
   EXPECT_TRUE(o.dropout);
   EXPECT_DOUBLE_EQ(o.dropout_probability, 0.3);
   EXPECT_EQ(o.pretrained, dir.path("weights/start.pt"));

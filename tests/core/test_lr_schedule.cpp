@@ -2,6 +2,8 @@
 // schedulers (python3-torch), step by step.
 #include <gtest/gtest.h>
 
+#include "core/reference_missing.h"
+
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -69,7 +71,7 @@ TEST(LearningRate, NamesMapToKinds) {
 
 TEST(LearningRate, FollowsPyTorchsSchedulersStepByStep) {
   const std::string path = test::tempPath("lr_schedules.txt");
-  if (!test::runPythonReference("lr_schedules.py", path)) GTEST_SKIP() << "python3-torch is not installed";
+  if (!test::runPythonReference("lr_schedules.py", path)) GEODL_REFERENCE_MISSING("python3-torch is not installed");
   std::map<std::string, std::vector<double>> reference;
   std::ifstream in(path);
   for (std::string line; std::getline(in, line);) {

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include "core/reference_missing.h"
+
 #include <cstdlib>
 #include <iostream>
 
@@ -92,7 +94,7 @@ TEST_P(GdlReference, SameNamesAndOutputsAsGeoDeepLearning) {
   const std::string name = GetParam();
   const std::string path = test::tempPath(name + "_ref.pt");
   if (!test::pythonTorchAvailable())
-    GTEST_SKIP() << "Debian's python3-torch is not installed (scripts/install-deps.sh installs it)";
+    GEODL_REFERENCE_MISSING("Debian's python3-torch is not installed (scripts/install-deps.sh installs it)");
   // Odd sizes exercise the skip and output resizing.
   ASSERT_TRUE(test::runPythonReference("gdl_models.py", name + " 4 3 36 44 " + path));
   auto ref = test::loadPickledDict(path);

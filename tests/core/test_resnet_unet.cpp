@@ -3,6 +3,8 @@
 // gradients against the plain model's, and the fused inference path against the plain ops.
 #include <gtest/gtest.h>
 
+#include "core/reference_missing.h"
+
 #include <set>
 
 #include "base/errors.h"
@@ -30,7 +32,7 @@ TEST_P(TorchvisionResNet, SameNamesAndFeaturesAsTorchvision) {
   const int depth = GetParam();
   const std::string path = test::tempPath("resnet" + std::to_string(depth) + ".pt");
   if (!test::pythonTorchAvailable())
-    GTEST_SKIP() << "Debian's python3-torch is not installed (scripts/install-deps.sh installs it)";
+    GEODL_REFERENCE_MISSING("Debian's python3-torch is not installed (scripts/install-deps.sh installs it)");
   // 4 bands (the first convolution rebuilt), sides not powers of two.
   ASSERT_TRUE(test::runPythonReference("torchvision_resnet.py", std::to_string(depth) + " 4 72 40 " + path));
   auto ref = test::loadPickledDict(path);
@@ -163,7 +165,7 @@ TEST(ResNetUNet, FusedInferenceEqualsThePlainOps) {
 // every encoder tensor loaded, other band counts adapted, a DeepLabV3's backbone accepted,
 // and the first missing or mismatched name given.
 TEST(ResNetUNet, PretrainedEncoderFromATorchvisionFile) {
-  if (!test::pythonTorchAvailable()) GTEST_SKIP() << "Debian's python3-torch is not installed";
+  if (!test::pythonTorchAvailable()) GEODL_REFERENCE_MISSING("Debian's python3-torch is not installed");
   const std::string r18 = test::tempPath("resnet18.pt"), deeplab = test::tempPath("deeplab.pt");
   ASSERT_TRUE(test::runPythonReference("write_torchvision_encoder.py", "resnet18 " + r18));
   const auto state = test::loadPickledDict(r18);

@@ -5,6 +5,8 @@
 // fused inference path against the plain ops.
 #include <gtest/gtest.h>
 
+#include "core/reference_missing.h"
+
 #include <set>
 
 #include "core/deeplab.h"
@@ -24,7 +26,7 @@ class SegmentationReference : public ::testing::TestWithParam<ReferenceCase> {};
 TEST_P(SegmentationReference, SameLogitsFromTheSameWeights) {
   const auto& c = GetParam();
   if (!test::pythonTorchAvailable())
-    GTEST_SKIP() << "Debian's python3-torch is not installed (scripts/install-deps.sh installs it)";
+    GEODL_REFERENCE_MISSING("Debian's python3-torch is not installed (scripts/install-deps.sh installs it)");
   const std::string path = test::tempPath(c.name + ".pt");
   // 4 bands (the first convolution rebuilt), 5 classes.
   ASSERT_TRUE(test::runPythonReference("segmentation_models.py", c.name + " 4 5 " + std::to_string(c.height) + " " +
@@ -126,7 +128,7 @@ TEST(SegmentationModels, CheckpointedGradientsEqualThePlainModel) {
 // A whole torchvision DeepLabV3 file as the pretrained encoder of both DeepLabs (its
 // backbone. names), and the encoder's parameters are the optimizer's encoder group.
 TEST(SegmentationModels, PretrainedEncoderFromATorchvisionDeepLab) {
-  if (!test::pythonTorchAvailable()) GTEST_SKIP() << "Debian's python3-torch is not installed";
+  if (!test::pythonTorchAvailable()) GEODL_REFERENCE_MISSING("Debian's python3-torch is not installed");
   const std::string path = test::tempPath("deeplab_encoder.pt");
   ASSERT_TRUE(test::runPythonReference("write_torchvision_encoder.py", "deeplabv3_resnet50 " + path));
   const auto state = test::loadPickledDict(path);

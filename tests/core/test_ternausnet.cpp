@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include "core/reference_missing.h"
+
 #include <fstream>
 
 #include "base/errors.h"
@@ -90,7 +92,7 @@ TEST(TernausNet, TransposedConvolutionAsConvolutionEqualsLibTorchs) {
 TEST(TernausNet, PretrainedEncoderLoadsFromATorchSaveFile) {
   const std::string path = test::tempPath("vgg11.pt");
   if (!test::pythonTorchAvailable())
-    GTEST_SKIP() << "Debian's python3-torch is not installed (scripts/install-deps.sh installs it)";
+    GEODL_REFERENCE_MISSING("Debian's python3-torch is not installed (scripts/install-deps.sh installs it)");
   ASSERT_TRUE(test::runPythonReference("vgg11_features.py", path));
   auto source = test::loadPickledDict(path);
   auto model = ternaus(3, false, path);

@@ -68,7 +68,7 @@ torch::Tensor pointwise(const torch::Tensor& x) {
 
 TileJob everyWindow(int width, int height, int window, double overlap) {
   TileJob job;
-  job.plan = planTiles(width, height, window, overlap);
+  job.plan = planTiles(width, height, window, overlapPixels(window, overlap));
   job.classes = kClasses;
   job.class_ids = {0, 1, 2};
   job.batch_size = 3;
@@ -160,7 +160,7 @@ TEST(TileClassifier, BlendingLeavesNoSeamOnARamp) {
   const auto model = [&](const torch::Tensor& x) { return torch::softmax(torch::conv2d(x, w, {}, 1, 2), 1); };
   const auto probabilities = [&](int window, int overlap) {
     TileJob job = everyWindow(size, size, window, 0);
-    job.plan = planTilesOverlapping(size, size, window, overlap);
+    job.plan = planTiles(size, size, window, overlap);
     job.row_windows.assign(job.plan.ys.size(), job.plan.xs);
     MemorySink sink(size, size, ProbabilityType::Float32);
     NullProgress progress;

@@ -21,7 +21,7 @@ std::vector<int> coverage(const TilePlan& p) {
 }
 
 TEST(TilePlan, GeoDeepLearningOverlapAndEdgeWindows) {
-  const TilePlan p = planTiles(1000, 700, 256, 25);  // overlap 64 px, stride 192
+  const TilePlan p = planTiles(1000, 700, 256, overlapPixels(256, 25));  // overlap 64 px, stride 192
   EXPECT_EQ(p.overlap, 64);
   EXPECT_EQ(p.xs, (std::vector<int>{0, 192, 384, 576, 744}));  // the last ends at the edge
   EXPECT_EQ(p.ys, (std::vector<int>{0, 192, 384, 444}));
@@ -34,23 +34,23 @@ TEST(TilePlan, AutomaticOverlapInPixelsAndTheComputedPixels) {
   EXPECT_EQ(automaticOverlap(256, 512), 64);
   EXPECT_EQ(automaticOverlap(256, 128), 32);   // at most a quarter of the window
   EXPECT_EQ(automaticOverlap(32, 1024), 32);   // at least 32 px
-  const TilePlan big = planTilesOverlapping(1920, 1920, 1024, 64);
+  const TilePlan big = planTiles(1920, 1920, 1024, 64);
   EXPECT_EQ(big.overlap, 64);
   EXPECT_EQ(big.xs, (std::vector<int>{0, 896}));
   for (int c : coverage(big)) EXPECT_GE(c, 1);
   // 4 windows of 1024^2 for 1920^2 pixels; 256 px windows at 25% compute (256/192)^2 = 1.78x.
   EXPECT_NEAR(computedPerOutputPixel(big, big.windows(), 1920 * 1920), 4.0 * 1024 * 1024 / (1920.0 * 1920), 1e-12);
-  const TilePlan small = planTiles(1920, 1920, 256, 25);
+  const TilePlan small = planTiles(1920, 1920, 256, overlapPixels(256, 25));
   EXPECT_EQ(small.windows(), 100);
   EXPECT_NEAR(computedPerOutputPixel(small, small.windows(), 1920 * 1920), 1.78, 0.01);
-  EXPECT_THROW(planTilesOverlapping(100, 100, 64, 32), InputError);
-  EXPECT_THROW(planTilesOverlapping(100, 100, 64, -1), InputError);
+  EXPECT_THROW(planTiles(100, 100, 64, 32), InputError);
+  EXPECT_THROW(planTiles(100, 100, 64, -1), InputError);
 }
 
 TEST(TilePlan, EveryPixelCoveredForAwkwardSizes) {
   for (auto [w, h] : std::vector<std::pair<int, int>>{{1, 1}, {1, 500}, {257, 255}, {256, 256},
                                                       {100, 3}, {513, 1025}, {600, 1}}) {
-    const TilePlan p = planTiles(w, h, 256, 10);
+    const TilePlan p = planTiles(w, h, 256, overlapPixels(256, 10));
     for (int c : coverage(p)) ASSERT_GE(c, 1) << w << "x" << h;
     for (int x : p.xs) EXPECT_TRUE(x == 0 || x + 256 <= w);
     if (w <= 256) EXPECT_EQ(p.xs, (std::vector<int>{0}));  // smaller than a window: one
@@ -58,9 +58,9 @@ TEST(TilePlan, EveryPixelCoveredForAwkwardSizes) {
 }
 
 TEST(TilePlan, RefusesAWindowNotLargerThanTwiceTheOverlap) {
-  EXPECT_THROW(planTiles(100, 100, 64, 50), InputError);
-  EXPECT_THROW(planTiles(0, 100, 64, 10), InputError);
-  EXPECT_NO_THROW(planTiles(100, 100, 64, 49));
+  EXPECT_THROW(planTiles(100, 100, 64, overlapPixels(64, 50)), InputError);
+  EXPECT_THROW(planTiles(0, 100, 64, overlapPixels(64, 10)), InputError);
+  EXPECT_NO_THROW(planTiles(100, 100, 64, overlapPixels(64, 49)));
 }
 
 TEST(TilePlan, BlendWeightsRiseSmoothlyAndNeverVanish) {
@@ -83,7 +83,7 @@ TEST(TilePlan, BlendWeightsRiseSmoothlyAndNeverVanish) {
 // Bands of rows for ranks: contiguous, covering every block once, each computing the rows
 // whose windows reach its first block, balanced by the windows computed.
 TEST(TilePlan, RowBandsCoverEveryBlockOnceAndBalanceTheWindows) {
-  const TilePlan p = planTiles(230, 1000, 64, 25);  // stride 48: 21 rows of windows
+  const TilePlan p = planTiles(230, 1000, 64, overlapPixels(64, 25));  // stride 48: 21 rows of windows
   const int rows = int(p.ys.size());
   ASSERT_EQ(rows, 21);
   std::vector<int64_t> windows(size_t(rows), int64_t(p.xs.size()));

@@ -1,5 +1,7 @@
 // Model files: round trips of weights and metadata, pretrained weights from geo-deep-learning.
 #include <gtest/gtest.h>
+
+#include "core/reference_missing.h"
 #include <torch/torch.h>
 
 #include <filesystem>
@@ -177,7 +179,7 @@ TEST(ModelFile, ACheckpointWithDamagedOptimizerStateIsRefusedOnResume) {
 }
 
 TEST(ModelFile, GeoDeepLearningCheckpointLoadsAsPretrainedWeights) {
-  if (!test::pythonTorchAvailable()) GTEST_SKIP() << "Debian's python3-torch is not installed";
+  if (!test::pythonTorchAvailable()) GEODL_REFERENCE_MISSING("Debian's python3-torch is not installed");
   const std::string path = test::tempPath("gdl_checkpoint.pth.tar");
   ASSERT_TRUE(test::runPythonReference("write_gdl_checkpoint.py", path));
   ModelSpec spec = modelSpecFromName("unetsmall");

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Starts dist_check as 2 ranks (torchrun's variables, a free port) and passes on rank 0's
+# Starts parallel_check as 2 ranks (torchrun's variables, a free port) and passes on rank 0's
 # report; fails when any rank fails. Usage: gradient_check.sh DIST_CHECK
 set -uo pipefail
 port=$(/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')

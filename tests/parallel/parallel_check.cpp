@@ -1,5 +1,5 @@
 // One rank of the gradient all-reduce check, started with torchrun's variables (RANK,
-// WORLD_SIZE, MASTER_ADDR, MASTER_PORT) by tests/dist/gradient_check.sh. Every rank computes,
+// WORLD_SIZE, MASTER_ADDR, MASTER_PORT) by tests/parallel/gradient_check.sh. Every rank computes,
 // alone, the gradient of each rank's shard of one batch, and their mean; then the
 // data-parallel gradient of its own shard through GradientReducer. They must agree within
 // 1e-5 (relative to the largest gradient) for unetsmall and for the checkpointed UNet
@@ -13,9 +13,9 @@
 
 #include "core/models.h"
 #include "core/sync_batch_norm.h"
-#include "dist/gradient_reducer.h"
-#include "dist/process_group.h"
-#include "dist/world.h"
+#include "parallel/gradient_reducer.h"
+#include "parallel/process_group.h"
+#include "parallel/world.h"
 #include "model/model_file.h"
 
 namespace {
@@ -153,7 +153,7 @@ bool checkSync(const std::string& name, ProcessGroup& group) {
 int main() {
   at::set_num_threads(1);
   const WorldInfo world = worldFromEnvironment();
-  ProcessGroup group(world, std::chrono::seconds(60), "start the check again");
+  ProcessGroup group(world, std::chrono::seconds(60), [] { return std::string("start the check again"); });
   bool ok = true;
   for (const char* name : {"unetsmall", "checkpointed_unet"}) ok = check(name, group) && ok;
   for (const char* name : {"unetsmall", "checkpointed_unet"}) ok = checkSync(name, group) && ok;

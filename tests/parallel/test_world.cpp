@@ -5,7 +5,7 @@
 #include <string>
 
 #include "base/errors.h"
-#include "dist/world.h"
+#include "parallel/world.h"
 
 namespace geodl {
 namespace {

@@ -365,7 +365,10 @@ TEST_F( ProviderTest, TrainOnCreatedSamplesGivesModelAndHtmlReport )
   again.insert( QStringLiteral( "OUTPUT_MODEL" ), dir.filePath( QStringLiteral( "cancelled/model.pt" ) ) );
   alg->run( again, context, &cancelling, &ok );
   EXPECT_FALSE( ok );
-  EXPECT_TRUE( cancelling.errors.join( '\n' ).contains( QStringLiteral( "Resume" ) ) ) << cancelling.errors.join( '\n' ).toStdString();
+  // (The engine's advice, as the CLI gives it: here no epoch had ended.)
+  EXPECT_TRUE( cancelling.errors.join( '\n' ).contains( QStringLiteral( "Cancelled by the user: training stopped; no epoch had ended: there is "
+               "nothing to resume; start it again without --resume (in QGIS: without \"Resume from the checkpoint in the model's folder\")" ) ) )
+      << cancelling.errors.join( '\n' ).toStdString();
   EXPECT_FALSE( QFileInfo::exists( dir.filePath( QStringLiteral( "cancelled/model.pt" ) ) ) );
 
   // A store that is not there: the engine's message, before any training.

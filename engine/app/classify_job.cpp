@@ -1,0 +1,172 @@
+// The classification job (app/classify.h): its rasters and their outputs, checked whole
+// before the first starts, and shared by the ranks (whole rasters, or bands of one).
+#include <algorithm>
+#include <filesystem>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "app/classify_stages.h"
+#include "base/errors.h"
+#include "base/file_identity.h"
+#include "base/file_kind.h"
+#include "core/device.h"
+#include "io/raster.h"
+
+namespace geodl {
+
+namespace fs = std::filesystem;
+
+std::vector<std::string> rastersOf(const std::string& input) {
+  if (!fs::is_directory(input)) return {input};
+  std::vector<std::string> rasters = io::rastersInFolder(input);
+  if (rasters.empty())
+    throw InputError("the folder '" + input + "' holds no raster GDAL can open; give a raster, or a folder of them");
+  return rasters;
+}
+
+std::vector<ClassifyOptions> classifyRuns(const ClassifyJob& job) {
+  checkOptions(classifyOptionTable(), job);
+  if (job.inputs.empty())
+    throw InputError("nothing to classify: give a raster or a folder (--input), or "
+                     "inference.img_csv_file in the config");
+  if (job.options.model_path.empty())
+    throw InputError("no model file: give --model or inference.state_dict_path");
+  if (!job.output.empty() && job.inputs.size() > 1)
+    throw InputError("--output names one file but there are " + std::to_string(job.inputs.size()) +
+                     " rasters; use --working-folder");
+  if (job.working_folder.empty() && job.output.empty())
+    throw InputError("no output folder: give --working-folder (or --output) or inference.working_folder");
+  std::vector<ClassifyOptions> runs;
+  for (const auto& input : job.inputs) {
+    ClassifyOptions one = job.options;
+    one.input = input;
+    one.output = !job.output.empty()
+                     ? job.output
+                     : (fs::path(job.working_folder) / (fs::path(input).stem().string() + "_inference.tif")).string();
+    const fs::path out(one.output);
+    const std::string stem = (out.parent_path() / out.stem()).string();
+    if (one.probabilities.empty() && (job.probabilities || one.probabilities_float))
+      one.probabilities = stem + "_probabilities.tif";
+    if (one.polygons.empty() && job.polygons) one.polygons = stem + "_polygons.gpkg";
+    runs.push_back(one);
+  }
+  checkRuns(runs);
+  return runs;
+}
+
+void checkRuns(const std::vector<ClassifyOptions>& runs) {
+  if (runs.size() < 2) return;  // classify() checks a single run itself
+  std::vector<JobFile> outputs, inputs;
+  std::vector<JobOutput> typed;
+  for (const auto& run : runs) {
+    const std::string of = " of '" + run.input + "'";
+    for (const JobOutput& out : {JobOutput{"the class raster" + of, run.output, FileKind::GeoTiff},
+                                 JobOutput{"the probability raster" + of, run.probabilities, FileKind::GeoTiff},
+                                 JobOutput{"the polygon file" + of, run.polygons, FileKind::GeoPackage}}) {
+      outputs.push_back({out.role, out.path});
+      typed.push_back(out);
+    }
+    inputs.push_back({"the input raster '" + run.input + "'", run.input});
+  }
+  inputs.push_back({"the model file", runs.front().model_path});
+  inputs.push_back({"the mask", runs.front().mask});
+  checkOutputsSpareInputs(outputs, inputs);
+  checkReplaceableOutputs(typed);
+  for (const auto& run : runs) io::RasterReader check(run.input);  // throws naming the file
+}
+
+// A run's result as the ranks exchange it (the classes are the model's, the same everywhere).
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ClassifyResult, output, probabilities, width, height, windows, windows_computed,
+                                   batch_size, window, overlap, computed_ratio, precision, class_pixels,
+                                   nodata_pixels, polygons, polygons_dropped, warnings)
+
+namespace {
+
+// Whole rasters to ranks: the largest first, each to the rank with the fewest pixels so far.
+std::vector<int> rasterOwners(const std::vector<ClassifyOptions>& runs, int ranks, std::vector<int64_t>& pixels) {
+  std::vector<size_t> order(runs.size());
+  for (size_t i = 0; i < runs.size(); ++i) {
+    order[i] = i;
+    const io::RasterReader r(runs[i].input);
+    pixels.push_back(int64_t(r.info().width) * r.info().height);
+  }
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return pixels[a] > pixels[b]; });
+  std::vector<int64_t> load(size_t(ranks), 0);
+  std::vector<int> owner(runs.size(), 0);
+  for (size_t i : order) {
+    const int r = int(std::min_element(load.begin(), load.end()) - load.begin());
+    owner[i] = r;
+    load[size_t(r)] += pixels[i];
+  }
+  return owner;
+}
+
+}  // namespace
+
+void classifyAll(const std::vector<ClassifyOptions>& given, Progress& progress,
+                 const std::function<void(size_t, const ClassifyResult&)>& done) {
+  const RunOptions shared_run = given.empty() ? RunOptions{} : given.front().run;
+  const WorldInfo& world = shared_run.world;
+  DataParallel ranks(world, shared_run.collective_timeout, [] {
+    return std::string("nothing of the raster at hand was written (the rasters before it are complete): start the "
+                       "job again");
+  });
+  // Each rank takes its share of the cores unless threads says otherwise, and local rank r
+  // the GPU r.
+  std::vector<ClassifyOptions> runs = given;
+  const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
+  for (auto& run : runs) {
+    RunOptions& r = run.run;
+    if (r.threads == 0 && world.local_size > 1) r.threads = std::max(1, cores / world.local_size);
+    if (world.local_size > 1 && (r.device == "auto" || r.device == "cuda") && resolveDevice(r.device) != "cpu")
+      r.device = "cuda:" + std::to_string(world.local_rank);
+  }
+  if (!ranks.active() || runs.size() < size_t(ranks.size())) {
+    // Each raster in turn, shared in bands.
+    for (size_t i = 0; i < runs.size(); ++i) {
+      SubProgress part(progress, double(i) / runs.size(), double(i + 1) / runs.size());
+      ClassifyResult result;
+      ranks.guarded([&] { result = classifyShared(runs[i], ranks, part); });
+      if (ranks.writes() && done) done(i, result);
+    }
+    ranks.barrier();
+    return;
+  }
+  // More rasters than ranks: whole rasters each.
+  std::vector<int64_t> pixels;
+  const std::vector<int> owner = rasterOwners(runs, ranks.size(), pixels);
+  int64_t total = 0, mine = 0;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    total += pixels[i];
+    if (owner[i] == ranks.rank()) mine += pixels[i];
+  }
+  RankProgress shared(progress, ranks, "pixels:rasters", total, mine);
+  nlohmann::json results = nlohmann::json::object();
+  std::vector<ModelClass> classes;
+  ranks.guarded([&] {
+    int64_t at = 0;
+    for (size_t i = 0; i < runs.size(); ++i) {
+      if (owner[i] != ranks.rank()) continue;
+      SubProgress part(shared, double(at) / double(std::max<int64_t>(1, mine)),
+                       double(at + pixels[i]) / double(std::max<int64_t>(1, mine)));
+      const ClassifyResult r = classify(runs[i], part);
+      at += pixels[i];
+      classes = r.classes;
+      results[std::to_string(i)] = r;
+    }
+  });
+  ranks.awaitAll("rasters", [&] { shared.showJob(); });
+  const std::vector<std::string> all = ranks.gatherText(results.dump());
+  ranks.barrier();
+  if (!ranks.writes() || !done) return;
+  nlohmann::json merged = nlohmann::json::object();
+  for (const auto& text : all) merged.update(nlohmann::json::parse(text));
+  for (size_t i = 0; i < runs.size(); ++i) {
+    ClassifyResult r = merged.at(std::to_string(i)).get<ClassifyResult>();
+    r.classes = classes;  // the model's, the same on every rank
+    done(i, r);
+  }
+}
+
+}  // namespace geodl

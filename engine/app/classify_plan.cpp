@@ -1,0 +1,257 @@
+// Stage 1 of classification: the options and outputs checked, the model loaded and fitted to
+// the raster, the device and precision, the windows, and the batch that fits the memory budget.
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "app/classify_stages.h"
+#include "base/errors.h"
+#include "base/file_identity.h"
+#include "base/file_kind.h"
+#include "core/device.h"
+#include "core/memory.h"
+#include "core/tile_plan.h"
+
+namespace geodl {
+
+namespace {
+
+// Types whose every value another type holds (GDAL names).
+bool typeFits(const std::string& input, const std::string& model) {
+  if (input == model || model.empty() || model == "Float32" || model == "Float64") return true;
+  static const std::map<std::string, std::vector<std::string>> wider = {
+      {"Byte", {"UInt16", "Int16", "UInt32", "Int32"}},
+      {"UInt16", {"UInt32", "Int32"}},
+      {"Int16", {"Int32"}},
+  };
+  auto it = wider.find(input);
+  return it != wider.end() && std::count(it->second.begin(), it->second.end(), model) > 0;
+}
+
+PixelRect extentToPixels(const ClassifyOptions& o, const io::RasterInfo& ri) {
+  if (!o.has_extent) return {0, 0, ri.width, ri.height};
+  const auto& gt = ri.geotransform;
+  if (gt[2] != 0 || gt[4] != 0)
+    throw InputError("an extent needs a north-up raster; '" + o.input + "' is rotated");
+  const double ax = (o.extent[0] - gt[0]) / gt[1], bx = (o.extent[2] - gt[0]) / gt[1];
+  const double ay = (o.extent[1] - gt[3]) / gt[5], by = (o.extent[3] - gt[3]) / gt[5];
+  PixelRect r{std::max(0, int(std::floor(std::min(ax, bx)))), std::max(0, int(std::floor(std::min(ay, by)))),
+              std::min(ri.width, int(std::ceil(std::max(ax, bx)))), std::min(ri.height, int(std::ceil(std::max(ay, by))))};
+  if (r.x0 >= r.x1 || r.y0 >= r.y1) {
+    std::ostringstream msg;
+    msg << std::setprecision(12) << "the extent (" << o.extent[0] << ", " << o.extent[1] << ") - ("
+        << o.extent[2] << ", " << o.extent[3] << ") lies outside the raster '" << o.input
+        << "', which covers (" << gt[0] << ", " << gt[3] + gt[5] * ri.height << ") - ("
+        << gt[0] + gt[1] * ri.width << ", " << gt[3] << "); give an extent in the raster's CRS";
+    throw InputError(msg.str());
+  }
+  return r;
+}
+
+
+// Refuses a raster the model cannot read; warns about one it may read poorly.
+void checkModelFits(const ClassifyOptions& o, const ModelInfo& info, const io::RasterInfo& ri, ClassifyResult& result) {
+  if (ri.bands != info.spec.bands)
+    throw InputError("'" + o.input + "' has " + std::to_string(ri.bands) + " bands but the model " + "expects " +
+                     std::to_string(info.spec.bands) + " (" + info.data_type +
+                     "), as in its training data; give a raster with the same bands");
+  if (!typeFits(ri.data_type, info.data_type))
+    throw InputError("'" + o.input + "' holds " + ri.data_type + " pixels but the model was trained " + "on " +
+                     info.data_type + " ones: their values would not mean the same; convert the raster to " +
+                     info.data_type + " or train on such data");
+  if (ri.crs_wkt.empty())
+    result.warnings.push_back("'" + o.input + "' has no CRS: classified anyway; the output has no CRS either");
+  const double pixel = std::abs(ri.geotransform[1]);
+  if (info.pixel_size_x > 0 && pixel > 0 && (pixel / info.pixel_size_x > 1.5 || info.pixel_size_x / pixel > 1.5)) {
+    std::ostringstream msg;
+    msg << "'" << o.input << "' has pixels of " << pixel << " map units but the model was trained "
+        << "on pixels of " << info.pixel_size_x << ": results may be poor at another scale";
+    result.warnings.push_back(msg.str());
+  }
+}
+
+// A batch's inputs and probabilities and the blend weights alone must fit the memory budget:
+// an absurd window is refused with the largest that fits, before anything is allocated.
+void checkWindowMemory(const ClassifyOptions& o, const TileJob& job, int bands, const std::string& device_name) {
+  const double budget_mib = o.run.memory_budget_mib > 0 ? o.run.memory_budget_mib : defaultMemoryBudgetMiB(device_name);
+  const int batch = std::max(1, o.batch_size);
+  const double bytes_per_pixel = 4.0 * (double(batch) * (bands + job.classes) + 1);
+  const double window = job.plan.window;
+  const double need_mib = bytes_per_pixel * window * window / (1024.0 * 1024.0);
+  if (need_mib <= budget_mib) return;
+  const int most = int(std::sqrt(budget_mib * 1024.0 * 1024.0 / bytes_per_pixel));
+  throw InputError("a window of " + std::to_string(job.plan.window) + " pixels needs at least " +
+                   std::to_string(int64_t(need_mib)) + " MiB for a batch of " + std::to_string(batch) +
+                   " (its inputs, probabilities and blend weights alone), more than the memory budget of " +
+                   std::to_string(int64_t(budget_mib)) + " MiB; use a window of at most " + std::to_string(most) +
+                   " pixels, a smaller batch, or a larger memory_budget_mib");
+}
+
+double budgetBytes(const ClassifyOptions& o, const std::string& device_name) {
+  return (o.run.memory_budget_mib > 0 ? o.run.memory_budget_mib : defaultMemoryBudgetMiB(device_name)) * 1024.0 * 1024.0;
+}
+
+// The memory of a forward pass: fixed bytes, and bytes per window of `window` pixels (forward
+// peaks at 1 and 2 windows give the cost of one more).
+struct WindowCost {
+  double fixed = 0, per_window = 1;
+};
+WindowCost measureWindows(const ClassifyOptions& o, const Predictor& predictor, const std::string& device_name,
+                          int bands, int window, torch::ScalarType type) {
+  installCountingCpuAllocator();
+  MemoryMeter meter(device_name);
+  const torch::Device device(device_name);
+  const auto peakOf = [&](int n) {
+    meter.start();
+    predict(predictor, torch::zeros({n, bands, window, window}, torch::TensorOptions().device(device)), o.tta, type);
+    return double(meter.peak());
+  };
+  const double one = peakOf(1), two = peakOf(2), per = std::max(1.0, two - one);
+  return {one - per, per};
+}
+
+// Window 0: as large as the memory budget allows a batch of (batch size 0: one window), in
+// multiples of 32 pixels, up to kMaxAutomaticWindow, no larger than the raster needs (its
+// longer side rounded up to 32) and at least the model's sample size. Larger windows compute
+// fewer pixels twice; beyond 512 px the CPU computes each pixel slower (a window's
+// activations leave the caches: 1024 px ran at 0.81x 512 px's GFLOP/s) for little less
+// overlap, and a batch takes four times the memory.
+constexpr int kMaxAutomaticWindow = 512;
+int chooseWindow(const ClassifyOptions& o, const Predictor& predictor, const std::string& device_name,
+                 const io::RasterInfo& ri, torch::ScalarType type, Progress& progress) {
+  if (o.window > 0) return o.window;
+  const int sample = predictor.info.sample_size;
+  const int needed = (std::max(ri.width, ri.height) + 31) / 32 * 32;
+  const int largest = std::max(sample, std::min(kMaxAutomaticWindow, needed));
+  if (largest == sample) return sample;
+  torch::NoGradGuard no_grad;
+  const WindowCost cost = measureWindows(o, predictor, device_name, ri.bands, sample, type);
+  const double per_pixel = cost.per_window / (double(sample) * sample);
+  const double room = budgetBytes(o, device_name) - cost.fixed;
+  const int fits = room > 0 ? int(std::sqrt(room / (std::max(1, o.batch_size) * per_pixel))) / 32 * 32 : 0;
+  const int window = std::clamp(fits, sample, largest);
+  std::ostringstream line;
+  line << "window " << window << " px (automatic: " << std::fixed << std::setprecision(1)
+       << per_pixel * window * window / (1024.0 * 1024.0) << " MiB per window, "
+       << budgetBytes(o, device_name) / (1024.0 * 1024.0 * 1024.0) << " GiB budget)";
+  progress.log(line.str());
+  return window;
+}
+
+// Batch size 0: as many windows as fit the memory budget.
+int chooseBatchSize(const ClassifyOptions& o, const Predictor& predictor, const std::string& device_name, int bands,
+                    int window, torch::ScalarType type, Progress& progress) {
+  if (o.batch_size > 0) return o.batch_size;
+  const WindowCost cost = measureWindows(o, predictor, device_name, bands, window, type);
+  const double per = cost.per_window;
+  const int batch_size = int(std::clamp((budgetBytes(o, device_name) - cost.fixed) / per, 1.0, 256.0));
+  progress.log("batch size " + std::to_string(batch_size) + " (automatic: " + std::to_string(int(per / (1024 * 1024))) +
+               " MiB per window)");
+  return batch_size;
+}
+
+
+// The windows to compute, row by row: those touching the extent and, with a mask, having a
+// pixel inside its polygons.
+std::vector<std::vector<int>> windowsToCompute(const TilePlan& plan, const PixelRect& area,
+                                               const io::LabelRasterizer* mask) {
+  std::vector<std::vector<int>> row_windows(plan.ys.size());
+  std::vector<uint8_t> inside;
+  for (size_t k = 0; k < plan.ys.size(); ++k) {
+    const int y0 = plan.ys[k], h = std::min(plan.window, plan.height - y0);
+    for (int x0 : plan.xs) {
+      if (!(x0 < area.x1 && x0 + plan.window > area.x0 && y0 < area.y1 && y0 + plan.window > area.y0)) continue;
+      if (mask) {
+        mask->rasterize(x0, y0, std::min(plan.window, plan.width - x0), h, inside);
+        if (std::find(inside.begin(), inside.end(), uint8_t(1)) == inside.end()) continue;
+      }
+      row_windows[k].push_back(x0);
+    }
+  }
+  return row_windows;
+}
+
+
+
+}  // namespace
+
+double computedRatio(const TileJob& job, int64_t computed) {
+  const PixelRect& a = job.area;
+  return computedPerOutputPixel(job.plan, computed, int64_t(a.x1 - a.x0) * (a.y1 - a.y0));
+}
+
+void planWindows(const ClassifyOptions& o, int window, RunPlan& run) {
+  const io::RasterInfo& ri = run.reader->info();
+  const ModelInfo& info = run.predictor.info;
+  TileJob& job = run.job;
+  const int overlap = o.overlap >= 0 ? overlapPixels(window, o.overlap) : automaticOverlap(info.sample_size, window);
+  job.plan = planTiles(ri.width, ri.height, window, overlap);
+  job.area = extentToPixels(o, ri);
+  job.classes = info.spec.classes;
+  job.class_ids.clear();
+  for (const auto& c : info.classes) job.class_ids.push_back(uint8_t(c.id));
+  if (!o.mask.empty() && !run.mask)
+    run.mask = std::make_unique<io::LabelRasterizer>(io::LabelSource{o.mask, o.mask_layer, "", {}}, ri, 255);
+  job.row_windows = windowsToCompute(job.plan, job.area, run.mask.get());
+  if (run.mask)
+    job.inside = [mask = run.mask.get(), width = ri.width](int y, int n, std::vector<uint8_t>& strip) {
+      mask->rasterize(0, y, width, n, strip);
+    };
+}
+
+// Checks, model, raster and plan: when any rank fails here (a file missing on one machine),
+// every rank stops at once with its message.
+void planRun(const ClassifyOptions& o, DataParallel& ranks, Progress& progress, RunPlan& run) {
+  ranks.together([&] {
+    if (o.output.empty()) throw InputError("no output raster given");
+    ClassifyJob as_job;  // the table is the job's: its fields of one run checked
+    as_job.options = o;
+    checkOptions(classifyOptionTable(), as_job);
+    run.folders.create(o.output);
+    if (!o.probabilities.empty()) run.folders.create(o.probabilities);
+    if (!o.polygons.empty()) run.folders.create(o.polygons);
+    for (const auto& line : checkJobFiles({{"the class raster", o.output, FileKind::GeoTiff},
+                                           {"the probability raster", o.probabilities, FileKind::GeoTiff},
+                                           {"the polygon file", o.polygons, FileKind::GeoPackage}},
+                                          {{"the input raster", o.input}, {"the model file", o.model_path},
+                                           {"the model's sidecar", o.sidecar}, {"the mask", o.mask}}))
+      if (ranks.writes()) progress.log(line);
+    // The formats after the files (an output over an input is named as such first).
+    checkOutputExtension(o.output, FileKind::GeoTiff, "the class raster");
+    checkOutputExtension(o.probabilities, FileKind::GeoTiff, "the probability raster");
+    checkOutputExtension(o.polygons, FileKind::GeoPackage, "the polygon file");
+
+    // 1. The model, the raster, and whether they fit each other.
+    run.predictor = loadPredictor(o.model_path, o.sidecar);
+    run.reader = std::make_unique<io::RasterReader>(o.input);
+    ClassifyResult fits;
+    fits.warnings = run.predictor.warnings;
+    checkModelFits(o, run.predictor.info, run.reader->info(), fits);
+    run.warnings = fits.warnings;
+    if (ranks.writes())
+      for (const auto& w : run.warnings) progress.log("warning: " + w);
+
+    // 2. The device and precision; the plan: windows, extent, mask, batch size.
+    const io::RasterInfo& ri = run.reader->info();
+    run.device_name = resolveDevice(o.run.device);
+    run.precision = resolvePrecision(o.run.precision, run.device_name);
+    configureThreads(o.run.threads);
+    run.predictor.to(torch::Device(run.device_name));
+    if (run.precision == "bf16") {
+      run.type = torch::kBFloat16;
+      run.predictor.cast(run.type);  // once: the weights in bfloat16
+      const std::string instructions = cpuBf16Instructions();
+      if (ranks.writes())
+        progress.log("precision bf16 (" + (run.device_name == "cpu" ? instructions : run.device_name) + ")");
+    }
+    planWindows(o, chooseWindow(o, run.predictor, run.device_name, ri, run.type, progress), run);
+    TileJob& job = run.job;
+    checkWindowMemory(o, job, ri.bands, run.device_name);
+    torch::NoGradGuard no_grad;
+    job.batch_size =
+        chooseBatchSize(o, run.predictor, run.device_name, ri.bands, job.plan.window, run.type, progress);
+  });
+}
+
+
+}  // namespace geodl

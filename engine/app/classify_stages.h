@@ -1,0 +1,52 @@
+// The stages of classify() (app/classify.h), for classify.cpp and the files beside it; not
+// part of the job's interface:
+//   1. the plan (classify_plan.cpp): checks, the model, the raster, the windows, the batch;
+//   2-5. the run (classify.cpp): one plan for all ranks, the outputs opened, the windows
+//      computed, the outputs finished; the job of many rasters (classify_job.cpp).
+#pragma once
+
+#include <torch/torch.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "app/classify.h"
+#include "app/data_parallel.h"
+#include "base/atomic_file.h"
+#include "core/tile_classifier.h"
+#include "io/labels.h"
+#include "io/raster.h"
+#include "model/model_file.h"
+
+namespace geodl {
+
+// What a run needs before its windows: the model, the raster, the plan.
+struct RunPlan {
+  OutputFolders folders;  // those it creates go again if the run fails
+  Predictor predictor;
+  std::unique_ptr<io::RasterReader> reader;
+  std::unique_ptr<io::LabelRasterizer> mask;
+  TileJob job;
+  std::string device_name;
+  std::string precision;  // fp32 or bf16
+  torch::ScalarType type = torch::kFloat;  // of the weights
+  std::vector<std::string> warnings;
+};
+
+// 1. Checks, model, raster and plan: when any rank fails here (a file missing on one
+// machine), every rank stops at once with its message.
+void planRun(const ClassifyOptions& o, DataParallel& ranks, Progress& progress, RunPlan& run);
+// The windows of `window` pixels and which of them to compute (extent, mask).
+void planWindows(const ClassifyOptions& o, int window, RunPlan& run);
+// Pixels computed by `computed` of the job's windows per pixel of its extent.
+double computedRatio(const TileJob& job, int64_t computed);
+
+// Softmax probabilities of a batch, averaged over the 8 flips and quarter turns with TTA;
+// `type`: the weights' (kBFloat16 for bf16).
+torch::Tensor predict(const Predictor& model, const torch::Tensor& x, bool tta, torch::ScalarType type);
+
+// 1-5: one raster, shared in bands between the ranks (all of it in one process).
+ClassifyResult classifyShared(const ClassifyOptions& o, DataParallel& ranks, Progress& progress);
+
+}  // namespace geodl
