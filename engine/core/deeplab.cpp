@@ -86,11 +86,10 @@ DeepLabV3PlusDecoderImpl::DeepLabV3PlusDecoderImpl(int64_t deep_channels, int64_
   refinement->register_module("block2", block2);
 }
 
-DeepLabV3PlusImpl::DeepLabV3PlusImpl(const ResNetModelOptions& opts) : ResNetSegmenterImpl(opts, "encoder", 16, 16) {
+DeepLabV3PlusImpl::DeepLabV3PlusImpl(const ResNetModelOptions& opts) : ResNetDecoderHeadImpl(opts, 16, 16) {
   const auto channels = encoder->channels();
-  decoder = register_module("decoder", DeepLabV3PlusDecoder(channels[4], channels[1]));
-  segmentation_head =
-      register_module("segmentation_head", nn::Sequential(nn::Conv2d(nn::Conv2dOptions(kAsppChannels, options.classes(), 1))));
+  registerDecoderHead(DeepLabV3PlusDecoder(channels[4], channels[1]),
+                      nn::Sequential(nn::Conv2d(nn::Conv2dOptions(kAsppChannels, options.classes(), 1))));
 }
 
 Tensor DeepLabV3PlusImpl::decode(std::vector<Tensor>& features, int64_t height, int64_t width, bool lean,

@@ -73,10 +73,8 @@ struct DeepLabV3PlusDecoderImpl : torch::nn::Module {
 };
 TORCH_MODULE(DeepLabV3PlusDecoder);
 
-struct DeepLabV3PlusImpl : ResNetSegmenterImpl {
+struct DeepLabV3PlusImpl : ResNetDecoderHeadImpl<DeepLabV3PlusDecoder> {
   explicit DeepLabV3PlusImpl(const ResNetModelOptions& options);
-  DeepLabV3PlusDecoder decoder{nullptr};
-  torch::nn::Sequential segmentation_head{nullptr};
 
  protected:
   torch::Tensor decode(std::vector<torch::Tensor>& features, int64_t height, int64_t width, bool lean,

@@ -293,9 +293,8 @@ Tensor ResNetSegmenterImpl::forward(Tensor images) {
   return logits.contiguous();
 }
 
-ResNetUNetImpl::ResNetUNetImpl(const ResNetModelOptions& opts) : ResNetSegmenterImpl(opts, "encoder", 32, kMultiple) {
-  decoder = register_module("decoder", UnetDecoder(encoder->channels(), kDecoderChannels));
-  segmentation_head = register_module("segmentation_head", headConv(options.classes()));
+ResNetUNetImpl::ResNetUNetImpl(const ResNetModelOptions& opts) : ResNetDecoderHeadImpl(opts, 32, kMultiple) {
+  registerDecoderHead(UnetDecoder(encoder->channels(), kDecoderChannels), headConv(options.classes()));
 }
 
 Tensor ResNetUNetImpl::decode(std::vector<Tensor>& features, int64_t, int64_t, bool lean, bool fused) {
@@ -312,10 +311,8 @@ Tensor ResNetUNetImpl::decode(std::vector<Tensor>& features, int64_t, int64_t, b
   return segmentation_head->ptr(0)->as<nn::Conv2dImpl>()->forward(h);
 }
 
-ResNetUNetPlusPlusImpl::ResNetUNetPlusPlusImpl(const ResNetModelOptions& opts)
-    : ResNetSegmenterImpl(opts, "encoder", 32, kMultiple) {
-  decoder = register_module("decoder", UnetPlusPlusDecoder(encoder->channels(), kDecoderChannels));
-  segmentation_head = register_module("segmentation_head", headConv(options.classes()));
+ResNetUNetPlusPlusImpl::ResNetUNetPlusPlusImpl(const ResNetModelOptions& opts) : ResNetDecoderHeadImpl(opts, 32, kMultiple) {
+  registerDecoderHead(UnetPlusPlusDecoder(encoder->channels(), kDecoderChannels), headConv(options.classes()));
 }
 
 Tensor ResNetUNetPlusPlusImpl::decode(std::vector<Tensor>& features, int64_t, int64_t, bool lean, bool fused) {

@@ -149,11 +149,27 @@ struct ResNetSegmenterImpl : SegmentationModelImpl {
 torch::Tensor checkpointedIf(bool lean, const std::function<torch::Tensor(const std::vector<torch::Tensor>&)>& fn,
                              const std::vector<torch::Tensor>& inputs, torch::nn::Module& module);
 
-// resnet18_unet, resnet34_unet, resnet50_unet (smp's Unet; inputs padded to multiples of 32).
-struct ResNetUNetImpl : ResNetSegmenterImpl {
-  explicit ResNetUNetImpl(const ResNetModelOptions& options);
-  UnetDecoder decoder{nullptr};
+// segmentation-models-pytorch's layout of a model on a ResNet encoder: the encoder, a
+// decoder and a segmentation head, registered under smp's names ("encoder", "decoder",
+// "segmentation_head": the checkpoint keys). Subclasses build the decoder and head from the
+// encoder's channels (registerDecoderHead) and decode.
+template <class Decoder>
+struct ResNetDecoderHeadImpl : ResNetSegmenterImpl {
+  ResNetDecoderHeadImpl(const ResNetModelOptions& options, int output_stride, int64_t pad_multiple)
+      : ResNetSegmenterImpl(options, "encoder", output_stride, pad_multiple) {}
+  Decoder decoder{nullptr};
   torch::nn::Sequential segmentation_head{nullptr};
+
+ protected:
+  void registerDecoderHead(Decoder d, torch::nn::Sequential head) {
+    decoder = this->register_module("decoder", std::move(d));
+    segmentation_head = this->register_module("segmentation_head", std::move(head));
+  }
+};
+
+// resnet18_unet, resnet34_unet, resnet50_unet (smp's Unet; inputs padded to multiples of 32).
+struct ResNetUNetImpl : ResNetDecoderHeadImpl<UnetDecoder> {
+  explicit ResNetUNetImpl(const ResNetModelOptions& options);
 
  protected:
   torch::Tensor decode(std::vector<torch::Tensor>& features, int64_t height, int64_t width, bool lean,
@@ -161,10 +177,8 @@ struct ResNetUNetImpl : ResNetSegmenterImpl {
 };
 
 // resnet34_unetplusplus (smp's UnetPlusPlus; inputs padded to multiples of 32).
-struct ResNetUNetPlusPlusImpl : ResNetSegmenterImpl {
+struct ResNetUNetPlusPlusImpl : ResNetDecoderHeadImpl<UnetPlusPlusDecoder> {
   explicit ResNetUNetPlusPlusImpl(const ResNetModelOptions& options);
-  UnetPlusPlusDecoder decoder{nullptr};
-  torch::nn::Sequential segmentation_head{nullptr};
 
  protected:
   torch::Tensor decode(std::vector<torch::Tensor>& features, int64_t height, int64_t width, bool lean,

@@ -18,4 +18,9 @@ if grep -n '^Parameters of `geodl:' "$root/README.md"; then
   echo "the README lists an algorithm's parameters by hand: the list is generated (scripts/update-docs.sh)"
   exit 1
 fi
+# Nor do restated defaults: the docs say what a value does and leave its default to docs/options.md.
+if grep -nE '\(the default|the default\)|, the default,|\(default [0-9]|[0-9.]+ by default' "$root/README.md" "$root/docs/user-guide.md"; then
+  echo "a default is restated by hand: say what the value does, and leave the default to docs/options.md"
+  exit 1
+fi
 echo "docs/options.md and the README's parameters are in step with the option tables ($(grep -c '^| ' "$root/docs/options.md") rows)"
