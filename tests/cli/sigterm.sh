@@ -13,6 +13,12 @@ stop() {  # stop PID with SIGTERM; its exit code must be 5
   set +e; wait "$1"; local code=$?; set -e
   [ $code = 5 ] || { echo "exit code $code after SIGTERM, expected 5"; exit 1; }
 }
+# Waits (up to a minute) for PATH to exist: the job has started and installed its handler
+# (a SIGTERM while the libraries load, before main, kills outright: issue 30's to handle).
+started() {
+  for _ in $(seq 1 3000); do [ -e "$1" ] && return; sleep 0.02; done
+  echo "the job never created $1"; exit 1
+}
 no_temporaries() {
   if ls -a "$1" 2>/dev/null | grep -q '\.tmp-'; then echo "temporary files left in $1:"; ls -a "$1"; exit 1; fi
 }
@@ -34,7 +40,7 @@ grep -qE "resuming after epoch|nothing to train" "$work/resumed.log" || { cat "$
 # During the first epoch: nothing to resume, and the message says so.
 "$geodl" "${args[@]}" --epochs 6 --output-path "$work/early" > "$work/early.log" 2>&1 &
 pid=$!
-sleep 0.5
+started "$work/early"
 stop $pid
 grep -q "training stopped; no epoch had ended: there is nothing to resume" "$work/early.log" || { cat "$work/early.log"; exit 1; }
 no_temporaries "$work/early"
@@ -43,7 +49,7 @@ no_temporaries "$work/early"
 "$geodl" -q classify --input "$scene/scene_val.tif" --model "$model" --output "$work/c/classes.tif" --window 32 \
   --overlap 40 --tta --threads 1 > "$work/classify.log" 2>&1 &
 pid=$!
-sleep 0.5
+started "$work/c"
 stop $pid
 [ ! -e "$work/c/classes.tif" ] || { echo "a stopped classification left its output"; exit 1; }
 no_temporaries "$work/c"
