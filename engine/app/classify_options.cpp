@@ -10,8 +10,6 @@
 
 namespace geodl {
 
-namespace fs = std::filesystem;
-
 namespace {
 
 using O = ClassifyJob;

@@ -36,9 +36,7 @@ namespace {
 
 // A store's description, with the checks every store must pass.
 io::StoreContents openStore(const std::string& path, const char* role) {
-  if (path.empty())
-    throw InputError(std::string("no ") + role + " store given; create the stores with `geodl "
-                     "samples` (they go to <global.data_path>/samples)");
+  // (No path at all is refused before, by checkTrainOptions.)
   if (!fs::exists(path))
     throw InputError(std::string("the ") + role + " store '" + path +
                      "' does not exist; create it with `geodl samples` (or GeoDL's \"Create "

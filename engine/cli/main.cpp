@@ -39,7 +39,6 @@
 
 namespace {
 
-namespace fs = std::filesystem;
 using geodl::cli::OptionFlags;
 
 constexpr double kMiB = 1024.0 * 1024.0;
@@ -418,7 +417,8 @@ Subcommand addInfo(CLI::App& app) {
   s.command->add_option("file", info->path, "model.pt, last_checkpoint.pt or a .hdf5 store")->required();
   s.command->add_flag("--json", info->json, "The model file's metadata as JSON");
   s.run = [info]() -> int {
-    const geodl::FileKind kind = geodl::fileKind(info->path);
+    // --json: a model file's metadata without its weights (inspect reads what a file is).
+    const auto kind = info->json ? geodl::fileKind(info->path) : geodl::FileKind::Missing;
     if (info->json && kind != geodl::FileKind::Hdf5 && kind != geodl::FileKind::Folder) {
       std::cout << geodl::toJson(geodl::readModelInfo(info->path), 2) << std::endl;
       return kOk;
