@@ -850,10 +850,6 @@ Rapport : %2</translation>
         <translation>Comme la précision bf16 (gardé pour les configurations et modèles plus anciens).</translation>
     </message>
     <message>
-        <source>bf16 computes in bfloat16 (training: autocast, with float32 weights, optimizer state and loss): several times faster on CPUs with AMX-BF16 or AVX512_BF16 (refused on others) and on GPUs, at nearly the same results; fp32 is exact; auto is bf16 on such CPUs, fp32 elsewhere.</source>
-        <translation>bf16 calcule en bfloat16 (entraînement : autocast, avec poids, état de l’optimiseur et perte en float32) : plusieurs fois plus rapide sur les processeurs dotés d’AMX-BF16 ou d’AVX512_BF16 (refusé sur les autres) et sur les GPU, pour des résultats presque identiques ; fp32 est exact ; auto choisit bf16 sur ces processeurs, fp32 ailleurs.</translation>
-    </message>
-    <message>
         <source>auto</source>
         <translation>auto</translation>
     </message>
@@ -1068,6 +1064,18 @@ Rapport : %2</translation>
     <message>
         <source>All cores</source>
         <translation>Tous les cœurs</translation>
+    </message>
+    <message>
+        <source>Data-parallel training: the collectives&apos; library. auto is NCCL on GPUs (the CUDA build) and Gloo on CPUs; gloo also joins GPUs, through the CPU.</source>
+        <translation>Entraînement parallèle de données : la bibliothèque des opérations collectives. auto choisit NCCL sur les GPU (la version CUDA) et Gloo sur les CPU ; gloo relie aussi les GPU, par le CPU.</translation>
+    </message>
+    <message>
+        <source>bf16 computes in bfloat16 (training: autocast, with float32 weights, optimizer state and loss): several times faster on CPUs with AMX-BF16 or AVX512_BF16 and on GPUs from Ampere on (refused on others), at nearly the same results; fp16 is float16, for older GPUs (training scales the loss); fp32 is exact; auto is bf16 where it runs, fp16 on older GPUs, fp32 on other CPUs.</source>
+        <translation>bf16 calcule en bfloat16 (entraînement : autocast, avec poids, état de l’optimiseur et perte en float32) : plusieurs fois plus rapide sur les processeurs dotés d’AMX-BF16 ou d’AVX512_BF16 et sur les GPU à partir d’Ampere (refusé sur les autres), pour des résultats presque identiques ; fp16 est le float16, pour les GPU plus anciens (l’entraînement met la perte à l’échelle) ; fp32 est exact ; auto choisit bf16 là où il fonctionne, fp16 sur les GPU plus anciens, fp32 sur les autres processeurs.</translation>
+    </message>
+    <message>
+        <source>fp16</source>
+        <translation>fp16</translation>
     </message>
 </context>
 </TS>

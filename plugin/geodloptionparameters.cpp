@@ -28,6 +28,24 @@ QgsProcessingParameterNumber *numberParameter( const geodl::OptionInfo &info, Qg
   number->setMetadata( metadata );
   return number;
 }
+
+// A choice's entries in QGIS's list: its choices, then the values of its pattern this machine
+// has (the device: each GPU, cuda:N, named). Building the list and reading it both use this.
+struct ParameterChoice
+{
+  std::string value;
+  QString label;
+};
+std::vector<ParameterChoice> parameterChoices( const geodl::OptionInfo &info )
+{
+  std::vector<ParameterChoice> entries;
+  for ( const auto &choice : info.choices() )
+    entries.push_back( { choice.value, geodlOptionText( choice.label ) } );
+  if ( info.pattern_values )
+    for ( const auto &[value, label] : info.pattern_values() )
+      entries.push_back( { value, QString::fromStdString( label ) } );
+  return entries;
+}
 } // namespace
 
 QgsProcessingParameterDefinition *geodlParameterFor( const geodl::OptionInfo &info, const std::string &defaultText )
@@ -56,10 +74,10 @@ QgsProcessingParameterDefinition *geodlParameterFor( const geodl::OptionInfo &in
       }
       QStringList labels;
       int index = 0;
-      const auto choices = info.choices();
+      const auto choices = parameterChoices( info );
       for ( size_t i = 0; i < choices.size(); ++i )
       {
-        labels << geodlOptionText( choices[i].label );
+        labels << choices[i].label;
         if ( choices[i].value == defaultText )
           index = static_cast<int>( i );
       }
@@ -112,7 +130,7 @@ bool geodlParameterValue( const QgsProcessingAlgorithm &algorithm, const geodl::
         text = QgsProcessingParameters::parameterAsBool( definition, parameters, context ) ? QStringLiteral( "true" ) : QStringLiteral( "false" );
         break;
       }
-      const auto choices = info.choices();
+      const auto choices = parameterChoices( info );
       const int index = QgsProcessingParameters::parameterAsEnum( definition, parameters, context );
       if ( index < 0 || index >= static_cast<int>( choices.size() ) )
         return false;

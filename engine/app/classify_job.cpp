@@ -119,8 +119,7 @@ void classifyAll(const std::vector<ClassifyOptions>& given, Progress& progress,
   for (auto& run : runs) {
     RunOptions& r = run.run;
     if (r.threads == 0 && world.local_size > 1) r.threads = std::max(1, cores / world.local_size);
-    if (world.local_size > 1 && (r.device == "auto" || r.device == "cuda") && resolveDevice(r.device) != "cpu")
-      r.device = "cuda:" + std::to_string(world.local_rank);
+    if (world.local_size > 1 && resolveDevice(r.device) != "cpu") r.device = rankDevice(r);
   }
   if (!ranks.active() || runs.size() < size_t(ranks.size())) {
     // Each raster in turn, shared in bands.

@@ -236,13 +236,14 @@ void planRun(const ClassifyOptions& o, DataParallel& ranks, Progress& progress, 
     run.device_name = resolveDevice(o.run.device);
     run.precision = resolvePrecision(o.run.precision, run.device_name);
     configureThreads(o.run.threads);
+    configureCudnn(run.device_name, /*deterministic=*/true);  // two runs on one GPU: the same bytes
     run.predictor.to(torch::Device(run.device_name));
-    if (run.precision == "bf16") {
-      run.type = torch::kBFloat16;
-      run.predictor.cast(run.type);  // once: the weights in bfloat16
-      const std::string instructions = cpuBf16Instructions();
+    if (run.precision != "fp32") {
+      run.type = run.precision == "bf16" ? torch::kBFloat16 : torch::kHalf;
+      run.predictor.cast(run.type);  // once: the weights in bfloat16 (or float16, on a GPU)
       if (ranks.writes())
-        progress.log("precision bf16 (" + (run.device_name == "cpu" ? instructions : run.device_name) + ")");
+        progress.log("precision " + run.precision + " (" +
+                     (run.device_name == "cpu" ? cpuBf16Instructions() : run.device_name) + ")");
     }
     planWindows(o, chooseWindow(o, run.predictor, run.device_name, ri, run.type, progress), run);
     TileJob& job = run.job;

@@ -29,7 +29,7 @@ struct RunPlan {
   std::unique_ptr<io::LabelRasterizer> mask;
   TileJob job;
   std::string device_name;
-  std::string precision;  // fp32 or bf16
+  std::string precision;  // fp32, bf16 or fp16 (fp16: GPUs)
   torch::ScalarType type = torch::kFloat;  // of the weights
   std::vector<std::string> warnings;
 };

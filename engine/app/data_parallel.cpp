@@ -13,12 +13,15 @@
 
 namespace geodl {
 
-DataParallel::DataParallel(const WorldInfo& world, double timeout_seconds, std::function<std::string()> advice)
+DataParallel::DataParallel(const WorldInfo& world, double timeout_seconds, std::function<std::string()> advice,
+                           const std::string& backend, const std::string& device)
     : world_(world) {
   if (!world.distributed()) return;
   group_ = std::make_unique<ProcessGroup>(world, std::chrono::milliseconds(int64_t(timeout_seconds * 1000)),
-                                          std::move(advice));
+                                          std::move(advice), backend, device);
 }
+
+std::string DataParallel::backend() const { return group_ ? group_->backend() : std::string(); }
 
 DataParallel::~DataParallel() = default;
 
@@ -98,16 +101,18 @@ double DataParallel::reduceSeconds() const { return reducer_ ? reducer_->waitSec
 
 void DataParallel::sum(std::vector<double>& values) {
   if (!group_ || values.empty()) return;
-  std::vector<torch::Tensor> t = {torch::tensor(values, torch::TensorOptions().dtype(torch::kFloat64))};
+  std::vector<torch::Tensor> t = {torch::tensor(values, torch::TensorOptions().dtype(torch::kFloat64)).to(group_->device())};
   group_->allreduceSum(t);
-  for (size_t i = 0; i < values.size(); ++i) values[i] = t[0][int64_t(i)].item<double>();
+  const torch::Tensor sums = t[0].cpu();
+  std::copy(sums.data_ptr<double>(), sums.data_ptr<double>() + values.size(), values.begin());
 }
 
 void DataParallel::sum(std::vector<int64_t>& values) {
   if (!group_ || values.empty()) return;
-  std::vector<torch::Tensor> t = {torch::tensor(values, torch::TensorOptions().dtype(torch::kInt64))};
+  std::vector<torch::Tensor> t = {torch::tensor(values, torch::TensorOptions().dtype(torch::kInt64)).to(group_->device())};
   group_->allreduceSum(t);
-  const auto* sums = t[0].data_ptr<int64_t>();
+  const torch::Tensor on_cpu = t[0].cpu();
+  const auto* sums = on_cpu.data_ptr<int64_t>();
   std::copy(sums, sums + values.size(), values.begin());
 }
 

@@ -25,13 +25,16 @@ class ChannelSum;
 class DataParallel {
  public:
   // Joins the other ranks of `world` (nothing to join in one process); throws IoError.
-  // `advice` ends the message when a rank is lost: what the user can do then.
-  DataParallel(const WorldInfo& world, double timeout_seconds, std::function<std::string()> advice);
+  // `advice` ends the message when a rank is lost: what the user can do then. `backend`
+  // (auto, gloo, nccl) for a run on `device` (resolved): resolveBackend (parallel/process_group.h).
+  DataParallel(const WorldInfo& world, double timeout_seconds, std::function<std::string()> advice,
+               const std::string& backend = "gloo", const std::string& device = "cpu");
   ~DataParallel();
   DataParallel(const DataParallel&) = delete;
   DataParallel& operator=(const DataParallel&) = delete;
 
   bool active() const { return bool(group_); }
+  std::string backend() const;  // gloo or nccl; empty in one process
   int rank() const { return world_.rank; }
   int size() const { return world_.size; }
   const WorldInfo& world() const { return world_; }

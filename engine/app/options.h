@@ -11,6 +11,7 @@
 #include <map>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 // Marks text for translation without Qt: lupdate reads it as QT_TR_NOOP (see
@@ -68,6 +69,9 @@ struct OptionInfo {
   std::string zero_word;             // Int: a word that means 0 ("auto")
   std::function<std::vector<OptionChoice>()> choices;
   std::string choice_pattern;        // Choice: other values accepted, e.g. "cuda:N" (N a number)
+  // QGIS: the values of the pattern this machine has, listed after the choices (the GPUs'
+  // cuda:N, with their names as labels). The docs list only the choices and the pattern.
+  std::function<std::vector<std::pair<std::string, std::string>>()> pattern_values;
   bool list_of_numbers = false;      // Choice: a list of numbers is accepted too
   bool flag_negates = false;         // Bool: the flag sets false (--no-confirm)
   std::string bare_value;            // Choice: what the flag alone, without a value, means
@@ -106,7 +110,11 @@ struct Option : OptionInfo {
   Option& negatedFlag() { flag_negates = true; return *this; }
   Option& bareFlag(std::string v) { bare_value = std::move(v); return *this; }
   Option& numbersToo() { list_of_numbers = true; return *this; }
-  Option& pattern(std::string p) { choice_pattern = std::move(p); return *this; }
+  Option& pattern(std::string p, std::function<std::vector<std::pair<std::string, std::string>>()> values = {}) {
+    choice_pattern = std::move(p);
+    pattern_values = std::move(values);
+    return *this;
+  }
   Option& declaredByPlugin() { plugin_declares = true; return *this; }
   Option& appliedLast() { applies_last = true; return *this; }
   Option& range(double lo, double hi) { min = lo; max = hi; return *this; }

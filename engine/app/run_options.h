@@ -22,6 +22,15 @@ struct RunOptions {
   double collective_timeout = 300;
 };
 
+// The device this process computes on: run.device resolved (resolveDevice), and with several
+// processes on a machine, local rank r takes GPU r where the device is auto or cuda.
+inline std::string rankDevice(const RunOptions& run) {
+  const std::string resolved = resolveDevice(run.device);
+  if (resolved.rfind("cuda", 0) == 0 && run.world.local_size > 1 && (run.device == kAutomaticDevice || run.device == "cuda"))
+    return "cuda:" + std::to_string(run.world.local_rank);
+  return resolved;
+}
+
 // Which run options a job has: those of computing (device, threads, precision, memory
 // budget) and those of processes (the collective timeout), or the processes' alone.
 enum class RunOptionSet { Computing, ProcessesOnly };

@@ -23,6 +23,14 @@ inline const std::vector<OptionChoice>& deviceChoices() {
   return choices;
 }
 
+// The GPUs this machine has, as values of the device's pattern: ("cuda:0", "cuda:0: NVIDIA H200").
+inline std::vector<std::pair<std::string, std::string>> gpuChoices() {
+  std::vector<std::pair<std::string, std::string>> values;
+  for (const auto& gpu : gpus())
+    values.emplace_back("cuda:" + std::to_string(gpu.index), "cuda:" + std::to_string(gpu.index) + ": " + gpu.name);
+  return values;
+}
+
 // The texts, in plain functions: lupdate reads their context as "geodl" (in a template it
 // would not).
 struct OptionTexts {
@@ -52,12 +60,15 @@ inline OptionTexts memoryBudgetTexts() {
 inline OptionTexts precisionTexts() {
   return {GEODL_TR("Precision"),
           GEODL_TR("bf16 computes in bfloat16 (training: autocast, with float32 weights, optimizer state and "
-                   "loss): several times faster on CPUs with AMX-BF16 or AVX512_BF16 (refused on others) and "
-                   "on GPUs, at nearly the same results; fp32 is exact; auto is bf16 on such CPUs, fp32 elsewhere.")};
+                   "loss): several times faster on CPUs with AMX-BF16 or AVX512_BF16 and on GPUs from Ampere "
+                   "on (refused on others), at nearly the same results; fp16 is float16, for older GPUs "
+                   "(training scales the loss); fp32 is exact; auto is bf16 where it runs, fp16 on older "
+                   "GPUs, fp32 on other CPUs.")};
 }
 
 inline std::vector<OptionChoice> precisionChoices() {
-  return {{"auto", GEODL_TR("auto")}, {"fp32", GEODL_TR("fp32")}, {"bf16", GEODL_TR("bf16")}};
+  return {{"auto", GEODL_TR("auto")}, {"fp32", GEODL_TR("fp32")}, {"bf16", GEODL_TR("bf16")},
+          {"fp16", GEODL_TR("fp16")}};
 }
 
 inline OptionTexts collectiveTimeoutTexts() {
@@ -82,7 +93,7 @@ template <class O>
 Option<O> deviceOption(Option<O> o, const std::string& key = "") {
   if (!key.empty()) o.config(key);
   return o.oneOf([] { return deviceChoices(); })
-      .pattern("cuda:N").cli("device").qgis("DEVICE", true)
+      .pattern("cuda:N", gpuChoices).cli("device").qgis("DEVICE", true)
       .describe(deviceTexts().label, deviceTexts().help);
 }
 

@@ -22,6 +22,7 @@
 #include "core/sync_batch_norm.h"
 #include "core/train_step.h"
 #include "model/model_file.h"
+#include "parallel/backend.h"
 
 namespace geodl {
 
@@ -55,7 +56,7 @@ struct ValidationResult {
 };
 
 ValidationResult validateEpoch(SegmentationModelImpl& model, BatchLoader& loader, int epoch,
-                               const LossOptions& loss, const torch::Device& device, bool bf16,
+                               const LossOptions& loss, const torch::Device& device, at::ScalarType autocast_type,
                                int classes, int ignore_index, DataParallel& ranks, Progress& progress,
                                const std::function<void(int64_t)>& on_batch) {
   model.eval();
@@ -71,7 +72,7 @@ ValidationResult validateEpoch(SegmentationModelImpl& model, BatchLoader& loader
     auto labels = batch.labels.to(device, true);
     torch::Tensor logits;
     {
-      Bf16Autocast autocast(bf16, device);
+      Autocast autocast(autocast_type, device);
       logits = model.forward(images);
     }
     // The mean over counted pixels of a batch with nothing counted is NaN: skip those.
@@ -91,26 +92,61 @@ ValidationResult validateEpoch(SegmentationModelImpl& model, BatchLoader& loader
 }
 
 // One epoch's training pass: the record's losses, timings and speed.
+// A step that runs out of memory is retried in parts (trainStepFitting), said in the log.
 void trainEpoch(SegmentationModelImpl& model, torch::optim::Optimizer& optimizer, BatchLoader& loader,
                 StepOptions& step, const torch::Device& device, DataParallel& ranks, EpochRecord& r,
-                const std::function<void(int64_t)>& before_batch, const std::function<void(int64_t, double)>& on_batch) {
+                const std::function<void(int64_t)>& before_batch, const std::function<void(int64_t, double)>& on_batch,
+                Progress& progress, const std::string& advice) {
   StepTimings timings;
   step.timings = &timings;
   const auto start = Clock::now();
   loader.startEpoch(r.epoch - 1);
   double loss_sum = 0;
   int64_t samples = 0, b = 0;
-  Batch batch;
-  while (loader.next(batch, &r.data_wait)) {
-    Batch on_device{batch.images.to(device, true), batch.labels.to(device, true)};
+  // On a GPU the next batch (pinned by the loader) is copied while the current step runs:
+  // its copy is queued, without waiting, before the step's work.
+  Batch batch, next_on_device;
+  bool more = loader.next(batch, &r.data_wait);
+  if (more) next_on_device = {batch.images.to(device, true), batch.labels.to(device, true)};
+  while (more) {
+    const Batch on_device = next_on_device;
+    const int64_t batch_samples = batch.images.size(0);
+    if (device.is_cuda()) {
+      more = loader.next(batch, &r.data_wait);
+      if (more) next_on_device = {batch.images.to(device, true), batch.labels.to(device, true)};
+    }
     before_batch(b);
-    const double value = trainStep(model, optimizer, on_device, step);
+    const int64_t n = on_device.images.size(0);
+    double value = 0;
+    try {
+      value = trainStepFitting(model, optimizer, on_device, step, [&](int parts) {
+        progress.log("out of " + std::string(device.is_cuda() ? "GPU" : "CPU") + " memory at batch " +
+                     std::to_string(b + 1) + " of epoch " + std::to_string(r.epoch) + " (" + std::to_string(n) +
+                     " samples): the batch is computed again in " + std::to_string(parts) + " parts of about " +
+                     std::to_string((n + parts - 1) / parts) +
+                     " samples, their gradients added up (the optimizer steps on the whole batch), and so are the "
+                     "batches after it");
+      });
+    } catch (const c10::OutOfMemoryError& e) {
+      const std::string what = e.what();
+      throw InputError("out of " + std::string(device.is_cuda() ? "GPU" : "CPU") + " memory at batch " +
+                       std::to_string(b + 1) + " of epoch " + std::to_string(r.epoch) + " (" + std::to_string(n) +
+                       " samples" + (step.parts > 1 ? ", in " + std::to_string(step.parts) + " parts" : std::string()) +
+                       (ranks.active() ? ", on rank " + std::to_string(ranks.rank()) + " of " + std::to_string(ranks.size())
+                                       : std::string()) +
+                       ": " + what.substr(0, what.find('\n')) + "); give a smaller batch_size or checkpoint true; " +
+                       advice);
+    }
     if (!std::isfinite(value))
       throw Error("the training loss became " + std::to_string(value) + " at epoch " + std::to_string(r.epoch) +
                   "; lower learning_rate");
-    loss_sum += value * double(batch.images.size(0));
-    samples += batch.images.size(0);
+    loss_sum += value * double(batch_samples);
+    samples += batch_samples;
     on_batch(++b, loss_sum / double(samples));
+    if (!device.is_cuda()) {
+      more = loader.next(batch, &r.data_wait);
+      if (more) next_on_device = {batch.images.to(device, true), batch.labels.to(device, true)};
+    }
   }
   std::vector<double> sums = {loss_sum, double(samples)};
   ranks.sum(sums);  // the loss and speed of all ranks together
@@ -143,7 +179,10 @@ std::string startLine(const TrainOptions& options, const TrainPlan& plan, const 
   counted.pretrained.clear();
   const std::string device_text =
       (plan.device_name == "cpu" ? "cpu, " + std::to_string(result.threads) + " threads" : plan.device_name) +
-      (plan.bf16 ? ", bf16 autocast" + (plan.on_gpu ? std::string() : " (" + cpuBf16Instructions() + ")") : "");
+      (plan.precision != "fp32" ? ", " + plan.precision + " autocast" +
+                                      (plan.on_gpu ? std::string(plan.precision == "fp16" ? " with loss scaling" : "")
+                                                   : " (" + cpuBf16Instructions() + ")")
+                                : std::string());
   const std::string ranks_text =
       ranks.active() ? " per rank x " + std::to_string(ranks.size()) + " ranks (" + ranks.world().launcher + ") = " +
                            std::to_string(result.batch_size * ranks.size())
@@ -169,8 +208,12 @@ class TrainingRun {
     const double units = double(std::max(remaining, 1)) * double(train_batches + val_batches);
     StepOptions step;
     step.loss = loss;
-    step.bf16_autocast = plan_.bf16;
+    step.autocast = autocastType(plan_.precision);
+    if (plan_.precision == "fp16") step.scaler = &scaler_;
     if (ranks_.active()) step.after_backward = [this](torch::nn::Module&) { ranks_.reduceGradients(); };
+    // With several ranks every one must run one backward per step (the all-reduce).
+    step.may_split = !ranks_.active();
+    int64_t skipped_steps = 0;
     for (int epoch = result_.first_epoch; epoch <= options_.epochs; ++epoch) {
       const int e0 = epoch - 1;  // 0-based: seeds and the learning-rate schedule
       const double base = double(epoch - result_.first_epoch) * double(train_batches + val_batches);
@@ -205,11 +248,11 @@ class TrainingRun {
                                                          std::to_string(train_batches) + ", loss " + fixedText(mean_loss, 4));
         // Ctrl-C, SIGTERM or cancel on any rank stops every rank at the same batch.
         if (ranks_.anyCancelled(progress_.cancelled())) throw Cancelled();
-      });
+      }, progress_, resumeAdvice(options_));
       ranks_.broadcastBuffers(model);
       const auto val_start = Clock::now();
       const ValidationResult v = validateEpoch(
-          model, val_loader, e0, loss, device_, plan_.bf16, plan_.spec.classes, plan_.trn.metadata.ignore_index,
+          model, val_loader, e0, loss, device_, autocastType(plan_.precision), plan_.spec.classes, plan_.trn.metadata.ignore_index,
           ranks_, progress_, [&](int64_t done) {
             progress_.report((base + double(train_batches + done)) / units,
                              of + ", validating " + std::to_string(done) + "/" + std::to_string(val_batches));
@@ -223,6 +266,12 @@ class TrainingRun {
 
       const bool better = writeOutputs(model, optimizer, r, info, record, state);
       progress_.log(epochLine(r, options_.epochs, result_, better));
+      if (scaler_.skippedSteps() > skipped_steps) {
+        progress_.log("float16 loss scaling skipped " + std::to_string(scaler_.skippedSteps() - skipped_steps) +
+                      " steps of epoch " + std::to_string(epoch) +
+                      " (gradients beyond float16's range; the scale is now " + fixedText(scaler_.scale(), 0) + ")");
+        skipped_steps = scaler_.skippedSteps();
+      }
       if (options_.patience > 0 && state.since_best >= options_.patience) {
         result_.stopped_early = true;
         progress_.log("early stop: no progress in " + options_.best_metric + " for " +
@@ -271,6 +320,7 @@ class TrainingRun {
   DataParallel& ranks_;
   Progress& progress_;
   const torch::Device device_;
+  GradScaler scaler_;  // precision fp16: the loss scale, across epochs
 };
 
 TrainResult trainStages(const TrainOptions& options, Progress& progress) {
@@ -288,7 +338,10 @@ TrainResult trainStages(const TrainOptions& options, Progress& progress) {
 
   // 0. The other ranks, when there are (a failure of any rank in the stages below stops
   // them all, with its message).
-  DataParallel ranks(options.run.world, options.run.collective_timeout, [&options] { return resumeAdvice(options); });
+  const std::string device_name = rankDevice(options.run);
+  resolveBackend(options.backend, device_name);  // refused alike with one process and several
+  DataParallel ranks(options.run.world, options.run.collective_timeout, [&options] { return resumeAdvice(options); },
+                     options.backend, device_name);
   result.world_size = ranks.size();
 
   // 1. Check and plan: nothing is written before everything is checked (the folders it
@@ -300,9 +353,6 @@ TrainResult trainStages(const TrainOptions& options, Progress& progress) {
     plan = planTraining(options, result, folders, ranks.writes(), progress);
     resumed = resumedCheckpoint(options, plan, result);
   });
-  const WorldInfo& world = options.run.world;
-  if (plan.on_gpu && world.local_size > 1 && (options.run.device == "auto" || options.run.device == "cuda"))
-    plan.device_name = "cuda:" + std::to_string(world.local_rank);  // local rank r takes GPU r
 
   // 2. Build, or resume: the checkpoint decides what the run was.
   BuiltRun run = buildRun(options, plan, resumed.get(), result, ranks, progress);
@@ -311,6 +361,7 @@ TrainResult trainStages(const TrainOptions& options, Progress& progress) {
   // 3. The optimizer, on the device, with the run's state (the checkpoint's when resuming).
   const torch::Device device(plan.device_name);
   model.to(device);
+  if (device.is_cuda()) toChannelsLast(model);
   const auto optimizer_ptr = makeOptimizer(options, model);
   torch::optim::Optimizer& optimizer = *optimizer_ptr;
   RunState state = startState(options, resumed.get(), result, model, optimizer, device, progress);

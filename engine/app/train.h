@@ -76,6 +76,7 @@ struct TrainOptions {
 
   bool resume = false;           // continue from <output_folder>/last_checkpoint.pt
   bool sync_batchnorm = false;  // BatchNorm statistics over all ranks' batches
+  std::string backend = "auto";  // the ranks' collectives: auto, nccl, gloo (resolveBackend)
   std::string config_text;       // the configuration as given, kept in the model file
 };
 

@@ -110,11 +110,8 @@ BuiltRun buildRun(const TrainOptions& options, TrainPlan& plan, const Checkpoint
   const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
   result.threads = configureThreads(options.run.threads == 0 && world.local_size > 1
                                         ? std::max(1, cores / world.local_size) : options.run.threads);
-  if (options.deterministic) {
-    at::globalContext().setDeterministicAlgorithms(true, /*warn_only=*/true);
-    at::globalContext().setDeterministicCuDNN(true);
-    at::globalContext().setBenchmarkCuDNN(false);
-  }
+  if (options.deterministic) at::globalContext().setDeterministicAlgorithms(true, /*warn_only=*/true);
+  configureCudnn(plan.device_name, options.deterministic);
   result.seed = ranks.rankZeroValue(resumed ? resumed->state.seed
                                              : options.seed >= 0 ? options.seed : int64_t(std::random_device{}() >> 1));
   if (resumed) result.epochs = resumed->state.epochs;

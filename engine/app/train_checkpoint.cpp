@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/errors.h"
+#include "core/torch_compat.h"
 
 namespace geodl {
 
@@ -22,7 +23,7 @@ std::string optimizerDigest(torch::optim::Optimizer& optimizer) {
     const double lr = group.options().get_lr();
     addToDigest(hash, &lr, sizeof lr);
     for (const auto& p : group.params()) {
-      auto it = optimizer.state().find(c10::guts::to_string(p.unsafeGetTensorImpl()));
+      auto it = optimizer.state().find(compat::optimizerStateKey(p));
       if (it == optimizer.state().end()) continue;
       if (auto* adam = dynamic_cast<torch::optim::AdamParamState*>(it->second.get())) {
         const int64_t step = adam->step();

@@ -16,7 +16,7 @@ BatchProbeOptions probeOptions(const TrainOptions& options, const TrainPlan& pla
   BatchProbeOptions probe;
   probe.model = options.model;
   probe.checkpoint = plan.spec.checkpoint;
-  probe.bf16 = plan.bf16;
+  probe.precision = plan.precision;
   probe.sample_size = plan.trn.metadata.sample_size;
   probe.bands = plan.spec.bands;
   probe.classes = plan.spec.classes;

@@ -245,6 +245,11 @@ OptionTable<O> runOptions() {
           .config("training.sync_batchnorm").cli("sync-batchnorm")
           .describe("", GEODL_TR("Data-parallel training: BatchNorm computes its batch statistics over all ranks' "
                                  "batches (as one process with the global batch would), not each rank's own.")),
+      option("backend", &O::backend)
+          .oneOf({{"auto", "auto"}, {"nccl", "nccl"}, {"gloo", "gloo"}})
+          .config("training.backend").cli("backend")
+          .describe("", GEODL_TR("Data-parallel training: the collectives' library. auto is NCCL on GPUs (the "
+                                 "CUDA build) and Gloo on CPUs; gloo also joins GPUs, through the CPU.")),
       option("loader_threads", &O::loader_threads)
           .range(0, 256).config("training.loader_threads").cli("loader-threads")
           .describe("", GEODL_TR("Background threads preparing batches (0: automatic).")),

@@ -151,9 +151,9 @@ TrainPlan planTraining(const TrainOptions& options, TrainResult& result, OutputF
     throw InputError("the pretrained weights '" + options.pretrained + "' do not exist; fix models." +
                      options.model + ".pretrained or set it to false");
 
-  plan.device_name = resolveDevice(options.run.device);
+  plan.device_name = rankDevice(options.run);
   plan.on_gpu = plan.device_name.rfind("cuda", 0) == 0;
-  plan.bf16 = resolvePrecision(options.bf16 ? "bf16" : options.run.precision, plan.device_name) == "bf16";
+  plan.precision = resolvePrecision(options.bf16 ? "bf16" : options.run.precision, plan.device_name);
 
   if (writes) folders.create(options.output_folder, true);
   const fs::path folder = fs::absolute(options.output_folder);
@@ -181,7 +181,7 @@ TrainPlan planTraining(const TrainOptions& options, TrainResult& result, OutputF
   result.train_samples = plan.n_trn;
   result.val_samples = plan.n_val;
   result.device = plan.device_name;
-  result.precision = plan.bf16 ? "bf16" : "fp32";
+  result.precision = plan.precision;
   return plan;
 }
 

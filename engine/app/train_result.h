@@ -26,7 +26,7 @@ struct TrainResult {
   std::string best_metric;  // loss or miou
   std::string model_path, checkpoint_path, csv_path, report_path;
   std::string device;
-  std::string precision = "fp32";  // fp32 or bf16 (autocast)
+  std::string precision = "fp32";  // fp32, or bf16 or fp16 (autocast)
   int threads = 0;
   int batch_size = 0;              // per rank
   int world_size = 1;              // processes training together (global batch: batch_size x world_size)

@@ -43,7 +43,7 @@ struct TrainPlan {
   int64_t n_trn = 0, n_val = 0;
   std::string device_name;
   bool on_gpu = false;
-  bool bf16 = false;  // the precision resolved
+  std::string precision = "fp32";  // resolved: fp32, or bf16 or fp16 (autocast)
 };
 
 // 1. Planning (train_plan.cpp).

@@ -27,8 +27,10 @@
 #include "cli/launch.h"
 #include "cli/option_flags.h"
 #include "cli/progress_bar.h"
+#include "parallel/backend.h"
 #include "parallel/world.h"
 #include "core/batch_probe.h"
+#include "core/device.h"
 #include "base/errors.h"
 #include "core/exception_text.h"
 #include "base/metadata.h"
@@ -459,11 +461,15 @@ int runReportingErrors(const std::function<int()>& run) {
   }
 }
 
-// "geodl 0.1.0", and the QGIS the plugin of the same build loads into.
+// "geodl 0.1.0", the QGIS the plugin of the same build loads into, what it computes with
+// (LibTorch, CUDA, cuDNN, NCCL) and the GPUs it sees.
 std::string versionText() {
   std::string text = std::string("geodl ") + geodl::metadata::kVersion;
   if (*geodl::metadata::kQgisBuiltFor)
     text += std::string(" (QGIS plugin built for QGIS ") + geodl::metadata::kQgisBuiltFor + ")";
+  text += "\n" + geodl::libtorchDescription();
+  if (const std::string nccl = geodl::ncclVersion(); !nccl.empty()) text += ", NCCL " + nccl;
+  text += "\n" + geodl::gpuDescription();
   return text;
 }
 

@@ -47,6 +47,7 @@ class StepRunner {
     spec.checkpoint = spec.checkpoint || o.checkpoint;
     model_ = makeModel(spec);
     model_->to(torch::Device(device));
+    if (device.rfind("cuda", 0) == 0) toChannelsLast(*model_);  // as training keeps it on a GPU
     optimizer_ = std::make_unique<torch::optim::Adam>(model_->parameters(),
                                                       torch::optim::AdamOptions(1e-4));
   }
@@ -59,7 +60,7 @@ class StepRunner {
             torch::randint(0, options_.classes, {batch, options_.sample_size, options_.sample_size},
                            options.dtype(torch::kLong))};
     StepOptions step;
-    step.bf16_autocast = options_.bf16;
+    step.autocast = autocastType(options_.precision);
     return trainStep(*model_, *optimizer_, b, step);
   }
 

@@ -18,7 +18,7 @@ struct BatchProbeOptions {
   int bands = 3;
   int classes = 5;
   bool checkpoint = false;  // on top of what the model name implies
-  bool bf16 = false;        // steps under bfloat16 autocast (training's precision bf16)
+  std::string precision = "fp32";  // resolved (resolvePrecision): bf16 and fp16 step under autocast
   double budget_mib = 4096;
   std::string device = kAutomaticDevice;
   int threads = 0;        // 0: all cores

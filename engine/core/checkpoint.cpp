@@ -2,7 +2,7 @@
 
 #include <ATen/Context.h>
 #include <ATen/autocast_mode.h>
-#include <torch/version.h>
+#include "core/torch_compat.h"
 
 namespace geodl {
 
@@ -33,34 +33,18 @@ RngReplay::~RngReplay() {
 namespace {
 
 void setAutocast(const AutocastState& s) {
-#if TORCH_VERSION_MAJOR >= 2 && TORCH_VERSION_MINOR >= 4 || TORCH_VERSION_MAJOR >= 3
-  at::autocast::set_autocast_dtype(at::kCPU, s.cpu_type);
-  at::autocast::set_autocast_enabled(at::kCPU, s.cpu);
-  at::autocast::set_autocast_dtype(at::kCUDA, s.gpu_type);
-  at::autocast::set_autocast_enabled(at::kCUDA, s.gpu);
-#else
-  at::autocast::set_autocast_cpu_dtype(s.cpu_type);
-  at::autocast::set_cpu_enabled(s.cpu);
-  at::autocast::set_autocast_gpu_dtype(s.gpu_type);
-  at::autocast::set_enabled(s.gpu);
-#endif
+  compat::setAutocast(c10::DeviceType::CPU, s.cpu, s.cpu_type);
+  compat::setAutocast(c10::DeviceType::CUDA, s.gpu, s.gpu_type);
 }
 
 }  // namespace
 
 AutocastState AutocastState::current() {
   AutocastState s;
-#if TORCH_VERSION_MAJOR >= 2 && TORCH_VERSION_MINOR >= 4 || TORCH_VERSION_MAJOR >= 3
-  s.cpu = at::autocast::is_autocast_enabled(at::kCPU);
-  s.cpu_type = at::autocast::get_autocast_dtype(at::kCPU);
-  s.gpu = at::autocast::is_autocast_enabled(at::kCUDA);
-  s.gpu_type = at::autocast::get_autocast_dtype(at::kCUDA);
-#else
-  s.cpu = at::autocast::is_cpu_enabled();
-  s.cpu_type = at::autocast::get_autocast_cpu_dtype();
-  s.gpu = at::autocast::is_enabled();
-  s.gpu_type = at::autocast::get_autocast_gpu_dtype();
-#endif
+  s.cpu = compat::autocastEnabled(c10::DeviceType::CPU);
+  s.cpu_type = compat::autocastType(c10::DeviceType::CPU);
+  s.gpu = compat::autocastEnabled(c10::DeviceType::CUDA);
+  s.gpu_type = compat::autocastType(c10::DeviceType::CUDA);
   return s;
 }
 

@@ -16,15 +16,93 @@
 #endif
 
 #ifdef GEODL_WITH_CUDA
+#include <ATen/detail/CUDAHooksInterface.h>
 #include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
 #include <cuda_runtime_api.h>
 #endif
+#include <torch/version.h>
 
 #include "base/errors.h"
 
 namespace geodl {
 
 bool cudaAvailable() { return torch::cuda::is_available(); }
+
+std::vector<GpuInfo> gpus() {
+  std::vector<GpuInfo> found;
+#ifdef GEODL_WITH_CUDA
+  if (!cudaAvailable()) return found;
+  const int count = int(torch::cuda::device_count());
+  for (int i = 0; i < count; ++i) {
+    GpuInfo gpu;
+    gpu.index = i;
+    cudaDeviceProp properties{};
+    if (cudaGetDeviceProperties(&properties, i) == cudaSuccess) {
+      gpu.name = properties.name;
+      gpu.major = properties.major;
+      gpu.minor = properties.minor;
+    }
+    c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(i));
+    size_t free = 0, total = 0;
+    if (cudaMemGetInfo(&free, &total) == cudaSuccess) {
+      gpu.free_mib = double(free) / (1024.0 * 1024.0);
+      gpu.total_mib = double(total) / (1024.0 * 1024.0);
+    }
+    found.push_back(gpu);
+  }
+#endif
+  return found;
+}
+
+std::vector<std::string> availableDevices() {
+  std::vector<std::string> devices = {kAutomaticDevice, "cpu"};
+  const auto found = gpus();
+  if (!found.empty()) devices.push_back("cuda");
+  for (const auto& gpu : found) devices.push_back("cuda:" + std::to_string(gpu.index));
+  return devices;
+}
+
+#ifdef GEODL_WITH_CUDA
+namespace {
+
+// 13000 -> "13.0".
+std::string cudaVersionText(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
+
+}  // namespace
+#endif
+
+std::string libtorchDescription() {
+  std::string text = std::string("LibTorch ") + TORCH_VERSION;
+#ifdef GEODL_WITH_CUDA
+  int runtime = 0, driver = 0;
+  cudaRuntimeGetVersion(&runtime);
+  cudaDriverGetVersion(&driver);
+  text += ", CUDA " + cudaVersionText(runtime) +
+          (driver > 0 ? " (driver " + cudaVersionText(driver) + ")" : std::string(" (no CUDA driver on this machine)"));
+  const long cudnn = at::detail::getCUDAHooks().versionCuDNN();
+  if (cudnn > 0)
+    text += ", cuDNN " + std::to_string(cudnn / 10000) + "." + std::to_string(cudnn % 10000 / 100) + "." +
+            std::to_string(cudnn % 100);
+#else
+  text += " (CPU only: no CUDA in this build)";
+#endif
+  return text;
+}
+
+std::string gpuDescription() {
+#ifdef GEODL_WITH_CUDA
+  const auto found = gpus();
+  if (found.empty()) return "no GPU seen (CUDA reports none usable)";
+  std::string text = std::to_string(found.size()) + (found.size() == 1 ? " GPU:" : " GPUs:");
+  for (const auto& gpu : found)
+    text += " cuda:" + std::to_string(gpu.index) + " " + gpu.name + " (" + std::to_string(int64_t(gpu.total_mib)) +
+            " MiB)" + (&gpu == &found.back() ? "" : ",");
+  return text;
+#else
+  return "no GPU: this build's LibTorch has no CUDA (GeoDL's CUDA build: scripts/install-deps.sh --cuda)";
+#endif
+}
 
 std::string resolveDevice(const std::string& requested) {
   if (requested.empty() || requested == "auto") return cudaAvailable() ? "cuda" : "cpu";
@@ -103,15 +181,45 @@ std::string cpuBf16Instructions() {
 }
 
 std::string resolvePrecision(const std::string& requested, const std::string& device) {
-  const bool cpu_bf16 = device == "cpu" && !cpuBf16Instructions().empty();
-  if (requested.empty() || requested == "auto") return cpu_bf16 ? "bf16" : "fp32";
+  GpuInfo info;
+  if (device.rfind("cuda", 0) == 0) {
+    const auto colon = device.find(':');
+    info.index = colon == std::string::npos ? 0 : std::stoi(device.substr(colon + 1));
+    for (const auto& g : gpus())
+      if (g.index == info.index) info = g;
+  }
+  return resolvePrecision(requested, device, info);
+}
+
+std::string resolvePrecision(const std::string& requested, const std::string& device, const GpuInfo& info) {
   if (requested == "fp32") return "fp32";
-  if (requested != "bf16") throw InputError("unknown precision '" + requested + "'; use auto, fp32 or bf16");
-  if (device.rfind("cuda", 0) == 0 || cpu_bf16) return "bf16";
+  if (requested != "bf16" && requested != "fp16" && !requested.empty() && requested != "auto")
+    throw InputError("unknown precision '" + requested + "'; use auto, fp32, bf16 or fp16");
+  if (device.rfind("cuda", 0) == 0) {
+    const bool gpu_bf16 = info.major >= 8;
+    if (requested == "fp16") return "fp16";
+    if (requested == "bf16" && !gpu_bf16)
+      throw InputError("bf16 needs a GPU of compute capability 8.0 or later (Ampere), and " + device + " (" +
+                       info.name + ") is " + std::to_string(info.major) + "." + std::to_string(info.minor) +
+                       "; use precision fp16 (or auto)");
+    return gpu_bf16 ? "bf16" : "fp16";
+  }
+  if (requested == "fp16")
+    throw InputError("fp16 is computed on GPUs only (with loss scaling in training); on the CPU use precision bf16 "
+                     "(AVX512_BF16 or AMX-BF16) or fp32 (or auto)");
+  const bool cpu_bf16 = !cpuBf16Instructions().empty();
+  if (requested.empty() || requested == "auto") return cpu_bf16 ? "bf16" : "fp32";
+  if (cpu_bf16) return "bf16";
   const std::string cap = maxCpuIsa();
   throw InputError("bf16 needs a CPU with AVX512_BF16 or AMX-BF16 instructions (or a GPU), and this one has " +
                    std::string(cap.empty() ? "neither" : "none that oneDNN may use (its ISA is capped at " + cap + ")") +
                    "; use precision fp32 (or auto)");
+}
+
+void configureCudnn(const std::string& device, bool deterministic) {
+  if (device.rfind("cuda", 0) != 0) return;
+  at::globalContext().setDeterministicCuDNN(deterministic);
+  at::globalContext().setBenchmarkCuDNN(!deterministic);
 }
 
 int configureThreads(int threads) {
@@ -128,6 +236,32 @@ int configureThreads(int threads) {
   at::globalContext().setFlushDenormal(true);
   at::parallel_for(0, threads, 1, [](int64_t, int64_t) { at::globalContext().setFlushDenormal(true); });
   return threads;
+}
+
+void DeviceFence::mark(const std::string& device) {
+#ifdef GEODL_WITH_CUDA
+  if (device.rfind("cuda", 0) != 0) return;
+  const c10::Device d(device);
+  const c10::DeviceIndex index = d.has_index() ? d.index() : c10::cuda::current_device();
+  c10::cuda::CUDAGuard guard(index);  // the event on the stream's device
+  cudaEvent_t event = nullptr;
+  if (cudaEventCreateWithFlags(&event, cudaEventDisableTiming) != cudaSuccess)
+    throw Error("cannot create a CUDA event on " + device);
+  event_.reset(static_cast<void*>(event), [](void* e) { cudaEventDestroy(static_cast<cudaEvent_t>(e)); });
+  if (cudaEventRecord(event, c10::cuda::getCurrentCUDAStream(index).stream()) != cudaSuccess)
+    throw Error("cannot record a CUDA event on " + device);
+#else
+  (void)device;
+#endif
+}
+
+void DeviceFence::wait() const {
+#ifdef GEODL_WITH_CUDA
+  if (event_) {
+    const cudaError_t status = cudaEventSynchronize(static_cast<cudaEvent_t>(event_.get()));
+    if (status != cudaSuccess) throw Error(std::string("the GPU failed: ") + cudaGetErrorString(status));
+  }
+#endif
 }
 
 }  // namespace geodl

@@ -4,7 +4,7 @@
 #include <c10/core/CPUAllocator.h>
 #include <c10/util/Exception.h>
 
-#include <torch/version.h>
+#include "core/torch_compat.h"
 
 #include <atomic>
 #include <cstdlib>
@@ -136,7 +136,7 @@ void updatePeak(size_t now) {
 // (used by oneDNN through raw_allocate/raw_deallocate) can account for it too.
 class CountingCpuAllocator final : public c10::Allocator {
  public:
-  c10::DataPtr allocate(size_t nbytes) const override {
+  c10::DataPtr allocate(size_t nbytes) GEODL_ALLOCATE_CONST override {
     const size_t now = g_current.fetch_add(nbytes, std::memory_order_relaxed) + nbytes;
     const size_t budget = g_budget.load(std::memory_order_relaxed);
     if (budget != 0 && now > budget) {
@@ -169,12 +169,7 @@ class CountingCpuAllocator final : public c10::Allocator {
 
   c10::DeleterFnPtr raw_deleter() const override { return &release; }
 
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
-  // LibTorch 2.3 made this part of every allocator.
-  void copy_data(void* dest, const void* src, std::size_t count) const override {
-    std::memcpy(dest, src, count);
-  }
-#endif
+  GEODL_ALLOCATOR_COPY_DATA
 
   static void release(void* data) {
     if (data == nullptr) return;
@@ -208,6 +203,16 @@ void releaseCachedCpuMemory() {
   g_cache.clear();
   g_cached = 0;
   g_high_water.store(g_current.load(std::memory_order_relaxed), std::memory_order_relaxed);
+}
+
+void releaseCachedMemory(const std::string& device) {
+#ifdef GEODL_WITH_CUDA
+  if (device.rfind("cuda", 0) == 0) {
+    c10::cuda::CUDACachingAllocator::emptyCache();
+    return;
+  }
+#endif
+  releaseCachedCpuMemory();
 }
 
 size_t cachedCpuBytes() {

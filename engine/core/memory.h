@@ -44,6 +44,9 @@ void installCountingCpuAllocator();
 // Jobs release the cache when they end (QGIS must get its memory back).
 void releaseCachedCpuMemory();
 size_t cachedCpuBytes();
+// Gives back what the allocator of `device` caches: the CPU's (as above) or the GPU's
+// (LibTorch's caching allocator), after an out-of-memory error, before trying again.
+void releaseCachedMemory(const std::string& device);
 void setCpuCacheSlack(double fraction);
 
 // Installs the allocator for a job's lifetime with the cache's slack (see setCpuCacheSlack)

@@ -66,4 +66,12 @@ SegmentationModel makeModel(const ModelSpec& spec) {
   throw std::logic_error("unhandled architecture");
 }
 
+void toChannelsLast(torch::nn::Module& model) {
+  torch::NoGradGuard no_grad;
+  for (auto& p : model.parameters())
+    if (p.dim() == 4) p.set_data(p.contiguous(at::MemoryFormat::ChannelsLast));
+  for (auto& b : model.buffers())
+    if (b.dim() == 4) b.set_data(b.contiguous(at::MemoryFormat::ChannelsLast));
+}
+
 }  // namespace geodl

@@ -32,6 +32,11 @@ using SegmentationModel = std::shared_ptr<SegmentationModelImpl>;
 c10::Dict<c10::IValue, c10::IValue> readTorchSavedDict(const std::string& path, const std::string& what,
                                                        const std::string& where, const std::string& fix);
 
+// Puts every 4-d parameter and buffer of `model` (the convolutions' weights) in channels-last
+// order (NHWC strides), which cuDNN's tensor-core convolutions take without reordering: on a
+// GPU the activations follow. Values, names and shapes stay; model files store the values.
+void toChannelsLast(torch::nn::Module& model);
+
 // Builds the model a spec describes (validated first). TernausNet loads its pretrained
 // encoder when spec.pretrained names a file.
 SegmentationModel makeModel(const ModelSpec& spec);

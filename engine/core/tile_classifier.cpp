@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "base/errors.h"
+#include "core/device.h"
 
 namespace geodl {
 
@@ -63,10 +64,11 @@ class WindowQueue {
   bool stopped_ = false;
 };
 
-// Reads the job's windows in a thread of its own, two batches ahead of the model.
+// Reads the job's windows in a thread of its own, two batches ahead of the model; in pinned
+// memory for a GPU (copied without waiting).
 class WindowReader {
  public:
-  WindowReader(const TileSource& source, const TileJob& job) : queue_(2) {
+  WindowReader(const TileSource& source, const TileJob& job, bool pinned) : queue_(2), pinned_(pinned) {
     thread_ = std::thread([this, &source, &job] {
       try {
         read(source, job);
@@ -93,7 +95,8 @@ class WindowReader {
         const size_t n = std::min(xs.size() - start, size_t(job.batch_size));
         item.xs.assign(xs.begin() + long(start), xs.begin() + long(start + n));
         item.row_end = start + n == xs.size();
-        item.images = torch::empty({int64_t(n), source.bands(), window, window});
+        item.images = torch::empty({int64_t(n), source.bands(), window, window},
+                                   torch::TensorOptions().pinned_memory(pinned_));
         for (size_t i = 0; i < n; ++i) {
           auto mask = torch::zeros({window, window}, torch::kUInt8);
           source.readWindow(item.xs[i], job.plan.ys[k], window, item.images[int64_t(i)].data_ptr<float>(),
@@ -106,7 +109,16 @@ class WindowReader {
   }
 
   WindowQueue queue_;
+  bool pinned_;
   std::thread thread_;
+};
+
+// A batch whose probabilities are on their way to the CPU: `probs` (float) holds them once
+// `copied` is reached.
+struct LaunchedBatch {
+  WindowBatch item;
+  torch::Tensor probs;
+  DeviceFence copied;
 };
 
 // Runs writes in a thread, one at a time, in order: a new write waits for the previous one,
@@ -254,20 +266,45 @@ TileResult classifyTiles(const std::function<torch::Tensor(const torch::Tensor&)
   const size_t first = size_t(job.band.first_row), end = size_t(job.band.end(plan));
   int64_t to_compute = 0;
   for (size_t k = first; k < end; ++k) to_compute += int64_t(job.row_windows[k].size());
-  WindowReader reader(source, job);
+  const bool gpu = device.is_cuda();
+  WindowReader reader(source, job, gpu);
   RowBlender blender(plan, job.classes, first < plan.ys.size() ? plan.ys[first] : 0);
   // Writing runs in a thread of its own, one block of rows at a time, overlapping the model.
   RowWriter writer;
+  // The model's work on a batch, queued: on a GPU it runs while the CPU blends the batch
+  // before (the copy back waits on a fence, not on the whole queue).
+  const auto launch = [&](WindowBatch item) {
+    LaunchedBatch b{std::move(item), {}, {}};
+    if (b.item.xs.empty()) return b;
+    const auto probs = probabilities(b.item.images.to(device, /*non_blocking=*/true));
+    checkShape(probs, job);
+    if (!gpu) {
+      b.probs = probs.to(torch::kFloat);
+      return b;
+    }
+    b.probs = torch::empty(probs.sizes(), torch::TensorOptions().dtype(torch::kFloat).pinned_memory(true));
+    b.probs.copy_(probs.to(torch::kFloat), /*non_blocking=*/true);
+    b.copied.mark(device.str());
+    return b;
+  };
+  const size_t depth = gpu || job.compute_ahead ? 2 : 1;  // batches launched, the one blended included
+  std::deque<LaunchedBatch> launched;
+  size_t rows_read = first;
   for (size_t k = first; k < end; ++k) {
     for (bool row_done = false; !row_done;) {
-      progress.checkCancelled();
-      WindowBatch item = reader.next();
-      row_done = item.row_end;
-      if (item.xs.empty()) continue;
-      const auto probs = probabilities(item.images.to(device)).to(torch::kCPU).to(torch::kFloat);
-      checkShape(probs, job);
-      for (size_t i = 0; i < item.xs.size(); ++i) {
-        blender.add(item.xs[i], plan.ys[k], probs[int64_t(i)], item.masks[i]);
+      while (launched.size() < depth && rows_read < end) {
+        progress.checkCancelled();
+        WindowBatch item = reader.next();
+        if (item.row_end) ++rows_read;
+        launched.push_back(launch(std::move(item)));
+      }
+      LaunchedBatch b = std::move(launched.front());
+      launched.pop_front();
+      row_done = b.item.row_end;
+      if (b.item.xs.empty()) continue;
+      b.copied.wait();
+      for (size_t i = 0; i < b.item.xs.size(); ++i) {
+        blender.add(b.item.xs[i], plan.ys[k], b.probs[int64_t(i)], b.item.masks[i]);
         ++result.windows_computed;
         progress.report(double(result.windows_computed) / double(std::max<int64_t>(1, to_compute)),
                         "window " + std::to_string(result.windows_computed) + "/" + std::to_string(to_compute));

@@ -30,6 +30,9 @@ struct TileJob {
   RowBand band;                               // the rows written (a rank's share); all by default
   // Optional: 1 where rows [y, y + n) are inside the mask (n x width); elsewhere nodata.
   std::function<void(int y, int n, std::vector<uint8_t>& inside)> inside;
+  // The next batch's probabilities computed before this one's are blended: always on a GPU
+  // (the model runs while the CPU blends); on the CPU when asked (the same bytes, later).
+  bool compute_ahead = false;
 };
 
 struct TileResult {

@@ -4,9 +4,9 @@
 
 #include <algorithm>
 #include <cstring>
-#include <torch/version.h>
 
 #include "core/checkpoint.h"
+#include "core/torch_compat.h"
 #include "core/sync_batch_norm.h"
 
 namespace geodl {
@@ -245,19 +245,6 @@ std::vector<Tensor> unitParameters(const ConvUnit& unit) {
   return params;
 }
 
-// PReLU's backward (one slope for all channels). LibTorch 1.x has prelu_backward; 2.x
-// replaced it, so there the same formula is written out.
-std::tuple<Tensor, Tensor> preluBackward(const Tensor& grad, const Tensor& input,
-                                         const Tensor& weight) {
-#if TORCH_VERSION_MAJOR < 2
-  return at::prelu_backward(grad, input, weight);
-#else
-  auto positive = input > 0;
-  Tensor grad_input = at::where(positive, grad, grad * weight);
-  Tensor grad_weight = at::where(positive, at::zeros_like(grad), grad * input).sum().reshape(weight.sizes());
-  return {grad_input, grad_weight};
-#endif
-}
 
 struct ConvGrads {
   Tensor input, weight, bias;
@@ -337,7 +324,7 @@ Tensor unitBackward(const ConvUnit& unit, UnitRecompute& r, Tensor g, bool input
     g_gamma = std::move(gg);
     g_beta = std::move(gb);
   }
-  auto [gy, g_prelu] = preluBackward(g, r.y, unit.prelu->weight);
+  auto [gy, g_prelu] = compat::preluBackward(g, r.y, unit.prelu->weight);
   r.y.reset();
   g.reset();
   auto grads = convBackward(gy, r.xp, *unit.conv, input_grad);

@@ -333,7 +333,10 @@ Predictor loadPredictor(const std::string& path, const std::string& sidecar) {
     p.info = loaded->info;
     p.warnings = loaded->warnings;
     p.forward = [loaded](const torch::Tensor& x) { return loaded->model->forward(x); };
-    p.to = [loaded](const torch::Device& d) { loaded->model->to(d); };
+    p.to = [loaded](const torch::Device& d) {
+      loaded->model->to(d);
+      if (d.is_cuda()) toChannelsLast(*loaded->model);
+    };
     p.cast = [loaded](torch::ScalarType type) { loaded->model->to(type); };
     return p;
   }

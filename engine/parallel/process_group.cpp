@@ -3,18 +3,26 @@
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#ifdef GEODL_WITH_CUDA
+#include <c10/cuda/CUDAFunctions.h>
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#endif
 
 #include <condition_variable>
 #include <mutex>
 #include <thread>
 
 #include "base/errors.h"
+#include "core/device.h"
+#include "core/torch_compat.h"
 
 namespace geodl {
 
 struct ProcessGroup::Impl {
   c10::intrusive_ptr<c10d::Store> store;
-  c10::intrusive_ptr<c10d::ProcessGroupGloo> group;
+  c10::intrusive_ptr<compat::CollectiveBackend> group;
+  std::string backend;
+  torch::Device device = torch::kCPU;  // where the group's own small tensors live
   std::chrono::milliseconds timeout;
   // A heartbeat through the store, once a second: when a collective fails, the ranks whose
   // beat stopped are the lost ones.
@@ -52,10 +60,43 @@ void ProcessGroup::Pending::wait() {
   impl_->work.reset();
 }
 
+bool ncclAvailable() {
+#ifdef GEODL_WITH_CUDA
+  return true;
+#else
+  return false;
+#endif
+}
+
+std::string ncclVersion() {
+#ifdef GEODL_WITH_CUDA
+  return c10d::getNcclVersion();
+#else
+  return "";
+#endif
+}
+
+std::string resolveBackend(const std::string& requested, const std::string& device) {
+  const bool on_gpu = device.rfind("cuda", 0) == 0;
+  if (requested.empty() || requested == "auto") return on_gpu && ncclAvailable() ? "nccl" : "gloo";
+  if (requested == "gloo") return requested;
+  if (requested != "nccl") throw InputError("unknown backend '" + requested + "'; use auto, nccl or gloo");
+  if (!ncclAvailable())
+    throw InputError("backend nccl needs GeoDL's CUDA build (scripts/install-deps.sh --cuda; scripts/build.sh "
+                     "--cuda), and this one is built on a LibTorch without CUDA; use backend gloo (or auto)");
+  if (!on_gpu)
+    throw InputError("backend nccl joins GPUs, and this run computes on " + device +
+                     "; use backend gloo (or auto) on CPUs, or device cuda");
+  return requested;
+}
+
 ProcessGroup::ProcessGroup(const WorldInfo& world, std::chrono::milliseconds timeout,
-                           std::function<std::string()> advice)
+                           std::function<std::string()> advice, const std::string& backend,
+                           const std::string& device)
     : impl_(std::make_unique<Impl>()), world_(world), advice_(std::move(advice)) {
   impl_->timeout = timeout;
+  impl_->backend = resolveBackend(backend, device);
+  impl_->device = torch::Device(impl_->backend == "nccl" ? device : std::string("cpu"));
   const std::string where = world.master_addr + ":" + std::to_string(world.master_port);
   try {
     c10d::TCPStoreOptions o;
@@ -68,13 +109,23 @@ ProcessGroup::ProcessGroup(const WorldInfo& world, std::chrono::milliseconds tim
     c10::intrusive_ptr<c10d::Store> store = c10::make_intrusive<c10d::TCPStore>(world.master_addr, o);
     if (!world.store_prefix.empty()) store = c10::make_intrusive<c10d::PrefixStore>(world.store_prefix, store);
     impl_->store = c10::make_intrusive<c10d::PrefixStore>("geodl", store);
-    auto options = c10d::ProcessGroupGloo::Options::create(timeout);
-    const bool loopback = world.master_addr == "localhost" || world.master_addr.rfind("127.", 0) == 0;
-    options->devices.push_back(loopback ? c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1")
-                                        : c10d::ProcessGroupGloo::createDefaultDevice());
-    options->threads = 1;
-    impl_->group = c10::make_intrusive<c10d::ProcessGroupGloo>(
-        c10::make_intrusive<c10d::PrefixStore>("gloo", impl_->store), world.rank, world.size, options);
+    if (impl_->backend == "nccl") {
+#ifdef GEODL_WITH_CUDA
+      c10::cuda::set_device(impl_->device.index());  // NCCL's communicator binds to this rank's GPU
+      auto options = c10d::ProcessGroupNCCL::Options::create();
+      options->timeout = timeout;
+      impl_->group = c10::make_intrusive<c10d::ProcessGroupNCCL>(
+          c10::make_intrusive<c10d::PrefixStore>("nccl", impl_->store), world.rank, world.size, options);
+#endif
+    } else {
+      auto options = c10d::ProcessGroupGloo::Options::create(timeout);
+      const bool loopback = world.master_addr == "localhost" || world.master_addr.rfind("127.", 0) == 0;
+      options->devices.push_back(loopback ? c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1")
+                                          : c10d::ProcessGroupGloo::createDefaultDevice());
+      options->threads = 1;
+      impl_->group = c10::make_intrusive<c10d::ProcessGroupGloo>(
+          c10::make_intrusive<c10d::PrefixStore>("gloo", impl_->store), world.rank, world.size, options);
+    }
     Impl* impl = impl_.get();
     const std::string key = "heartbeat/" + std::to_string(world.rank);
     impl_->heartbeat = std::thread([impl, key] {
@@ -176,13 +227,13 @@ std::vector<std::string> ProcessGroup::allgatherText(const std::string& text) {
 }
 
 bool ProcessGroup::any(bool flag) {
-  std::vector<torch::Tensor> t = {torch::full({1}, flag ? 1 : 0, torch::kInt64)};
+  std::vector<torch::Tensor> t = {torch::full({1}, flag ? 1 : 0, torch::dtype(torch::kInt64).device(impl_->device))};
   allreduceSum(t);
   return t[0].item<int64_t>() > 0;
 }
 
 int64_t ProcessGroup::minimum(int64_t value) {
-  std::vector<torch::Tensor> t = {torch::full({1}, value, torch::kInt64)};
+  std::vector<torch::Tensor> t = {torch::full({1}, value, torch::dtype(torch::kInt64).device(impl_->device))};
   try {
     c10d::AllreduceOptions o;
     o.reduceOp = c10d::ReduceOp::MIN;
@@ -194,7 +245,7 @@ int64_t ProcessGroup::minimum(int64_t value) {
 }
 
 int64_t ProcessGroup::broadcastValue(int64_t value, int root) {
-  std::vector<torch::Tensor> t = {torch::full({1}, value, torch::kInt64)};
+  std::vector<torch::Tensor> t = {torch::full({1}, value, torch::dtype(torch::kInt64).device(impl_->device))};
   broadcast(t, root);
   return t[0].item<int64_t>();
 }
@@ -241,5 +292,9 @@ int64_t ProcessGroup::heartbeats(int r) {
 }
 
 std::chrono::milliseconds ProcessGroup::timeout() const { return impl_->timeout; }
+
+const std::string& ProcessGroup::backend() const { return impl_->backend; }
+
+torch::Device ProcessGroup::device() const { return impl_->device; }
 
 }  // namespace geodl

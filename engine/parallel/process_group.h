@@ -1,5 +1,6 @@
 // The processes of a data-parallel job, joined on LibTorch's c10d: a TCPStore (hosted by
-// rank 0, or by torchrun's agent) and a Gloo process group. Collectives turn c10d's errors
+// rank 0, or by torchrun's agent) and a Gloo process group, or NCCL's on GPUs (GeoDL's CUDA
+// build). Collectives turn c10d's errors
 // (a rank that died, a timeout) into IoErrors that say which and what to do.
 #pragma once
 
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "core/sync_batch_norm.h"
+#include "parallel/backend.h"
 #include "parallel/world.h"
 
 namespace geodl {
@@ -22,7 +24,10 @@ class ProcessGroup {
   // IoError naming the address and port when it cannot (a port in use, an unreachable
   // MASTER_ADDR, a rank that never came). `advice`, asked when a rank is lost, ends its
   // message: what the user can do then (training: continue with --resume, once an epoch ended).
-  ProcessGroup(const WorldInfo& world, std::chrono::milliseconds timeout, std::function<std::string()> advice);
+  // `backend` (auto, gloo, nccl) and `device` go through resolveBackend; with NCCL the
+  // collectives take tensors on `device`, the GPU of this rank.
+  ProcessGroup(const WorldInfo& world, std::chrono::milliseconds timeout, std::function<std::string()> advice,
+               const std::string& backend = "gloo", const std::string& device = "cpu");
   ~ProcessGroup();
   ProcessGroup(const ProcessGroup&) = delete;
   ProcessGroup& operator=(const ProcessGroup&) = delete;
@@ -64,6 +69,9 @@ class ProcessGroup {
   // How many heartbeats rank r sent (one a second while it lives).
   int64_t heartbeats(int r);
   std::chrono::milliseconds timeout() const;
+  const std::string& backend() const;  // gloo or nccl
+  // Where tensors given to the collectives must be (the CPU with Gloo, the rank's GPU with NCCL).
+  torch::Device device() const;
 
  private:
   [[noreturn]] void lost(const std::string& what, const std::exception& e) const;

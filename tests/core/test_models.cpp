@@ -150,13 +150,30 @@ TEST(Bf16, InferenceFollowsFp32OnEveryArchitecture) {
 }
 
 // bf16 where the CPU cannot: refused, naming the instructions; auto is fp32 there, and
-// bf16 where the CPU has them.
+// bf16 where the CPU has them. fp16 is for GPUs: auto on those before Ampere (no bfloat16).
 TEST(Bf16, RefusedWithoutTheInstructionsWhereAutoIsFp32) {
   EXPECT_EQ(resolvePrecision("auto", "cpu"), cpuBf16Instructions().empty() ? "fp32" : "bf16");
-  EXPECT_EQ(resolvePrecision("auto", "cuda:0"), "fp32");
   EXPECT_EQ(resolvePrecision("fp32", "cpu"), "fp32");
-  EXPECT_EQ(resolvePrecision("bf16", "cuda:0"), "bf16");
-  EXPECT_THROW(resolvePrecision("fp16", "cpu"), InputError);
+  const GpuInfo h200{0, "NVIDIA H200", 143771, 143000, 9, 0}, v100{1, "Tesla V100", 16384, 16000, 7, 0};
+  EXPECT_EQ(resolvePrecision("auto", "cuda:0", h200), "bf16");
+  EXPECT_EQ(resolvePrecision("bf16", "cuda:0", h200), "bf16");
+  EXPECT_EQ(resolvePrecision("fp16", "cuda:0", h200), "fp16");
+  EXPECT_EQ(resolvePrecision("fp32", "cuda:0", h200), "fp32");
+  EXPECT_EQ(resolvePrecision("auto", "cuda:1", v100), "fp16");
+  try {
+    resolvePrecision("bf16", "cuda:1", v100);
+    ADD_FAILURE() << "bf16 accepted on a GPU without it";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("cuda:1 (Tesla V100) is 7.0; use precision fp16"), std::string::npos)
+        << e.what();
+  }
+  try {
+    resolvePrecision("fp16", "cpu");
+    ADD_FAILURE() << "fp16 accepted on the CPU";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("fp16 is computed on GPUs only"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(resolvePrecision("fp8", "cpu"), InputError);
   setenv("DNNL_MAX_CPU_ISA", "AVX2", 1);  // as oneDNN's cap: no bf16 kernels
   EXPECT_EQ(cpuBf16Instructions(), "");
   EXPECT_EQ(resolvePrecision("auto", "cpu"), "fp32");

@@ -1,5 +1,6 @@
 // UNet++ and the DeepLabs: the same logits as their references from the same weights
-// (torchvision's deeplabv3_resnet50 itself; smp's UnetPlusPlus and DeepLabV3Plus written out
+// (torchvision's deeplabv3_resnet50 itself; smp's Unet (resnet34, also the GPU check's
+// PyTorch reference), UnetPlusPlus and DeepLabV3Plus written out
 // from smp's definitions in tests/reference/segmentation_models.py), the logits at the
 // input's size whatever it is, checkpointed gradients against the plain model's, and the
 // fused inference path against the plain ops.
@@ -54,6 +55,7 @@ TEST_P(SegmentationReference, SameLogitsFromTheSameWeights) {
 
 INSTANTIATE_TEST_SUITE_P(Models, SegmentationReference,
                          ::testing::Values(ReferenceCase{"deeplabv3_resnet50", 72, 56},
+                                           ReferenceCase{"resnet34_unet", 64, 96},
                                            ReferenceCase{"resnet34_unetplusplus", 64, 96},
                                            ReferenceCase{"deeplabv3plus_resnet50", 48, 80}),
                          [](const auto& info) { return info.param.name; });

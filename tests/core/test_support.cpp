@@ -84,7 +84,7 @@ StepGrads forwardBackward(SegmentationModelImpl& model, const torch::Tensor& ima
   model.zero_grad();
   auto input = images.detach().clone().requires_grad_(input_requires_grad);
   {
-    Bf16Autocast autocast(bf16, input.device());
+    Autocast autocast(bf16 ? at::kBFloat16 : at::kFloat, input.device());
     out.loss = segmentationLoss(model.forward(input), labels, {});
   }
   out.loss.backward();

@@ -217,5 +217,50 @@ TEST(TileClassifier, BandsOfRanksGiveExactlyTheRowsOfOneProcess) {
   }
 }
 
+// On a GPU the next batch is computed while this one is blended (compute_ahead): the same
+// windows blended in the same order, so the same bytes as one batch at a time, with rows
+// that have no window to compute (outside the area) and a band of rows (a rank's share).
+TEST(TileClassifier, ComputingTheNextBatchAheadGivesTheSameBytes) {
+  const int width = 97, height = 131;
+  torch::manual_seed(11);
+  const MemorySource source(torch::randn({kBands, height, width}));
+  const torch::Tensor w = torch::randn({kClasses, kBands, 5, 5});
+  int calls = 0;
+  const auto model = [&](const torch::Tensor& x) {
+    ++calls;
+    return torch::softmax(torch::conv2d(x, w, {}, 1, 2), 1);
+  };
+  TileJob job = everyWindow(width, height, 32, 25);
+  job.row_windows[1].clear();  // rows with nothing to compute, as outside a mask
+  job.row_windows[2].clear();
+  NullProgress progress;
+  std::vector<int64_t> counts;
+  for (const auto& xs : job.row_windows) counts.push_back(int64_t(xs.size()));
+  for (int ranks : {1, 3}) {
+    const auto bands = splitRows(job.plan, counts, ranks);
+    for (const RowBand& band : bands) {
+      if (band.empty(job.plan)) continue;
+      job.band = band;
+      std::vector<torch::Tensor> outputs;
+      std::vector<int> batches;
+      for (bool ahead : {false, true}) {
+        job.compute_ahead = ahead;
+        MemorySink sink(width, height, ProbabilityType::Float32);
+        sink.next_row = band.y0(job.plan);
+        calls = 0;
+        const TileResult r = classifyTiles(model, source, sink, job, torch::kCPU, progress);
+        EXPECT_EQ(sink.next_row, band.y1(job.plan)) << "every row of the band written, in order";
+        EXPECT_GT(r.windows_computed, 0);
+        outputs.push_back(sink.ids.clone());
+        outputs.push_back(sink.probs.clone());
+        batches.push_back(calls);
+      }
+      EXPECT_EQ(batches[0], batches[1]) << "each batch computed once";
+      EXPECT_TRUE(torch::equal(outputs[0], outputs[2])) << ranks << " ranks: classes";
+      EXPECT_TRUE(torch::equal(outputs[1], outputs[3])) << ranks << " ranks: probabilities";
+    }
+  }
+}
+
 }  // namespace
 }  // namespace geodl

@@ -3,7 +3,7 @@
 #   base; core and io on base; model and parallel on core; app on model, parallel and io; cli
 #   on app. Every folder of engine/ is in the table (a folder renamed or added must say so).
 # GDAL, OGR and HDF5 stay inside io's .cpp files (and io's internal gdal_util.h); LibTorch
-# stays out of base and io.
+# stays out of base and io. LibTorch's version is checked in engine/core/torch_compat.h alone.
 set -euo pipefail
 root=$(realpath "$(dirname "$0")/../..")
 cd "$root/engine"
@@ -41,5 +41,8 @@ if [ -n "$torch" ]; then echo "LibTorch in base or io: $torch"; status=1; fi
 # The jobs' shared tables and the other jobs do not depend on the training job.
 train=$(grep -Hln '#include "app/train.h"' app/shared_options.h app/classify*.h app/classify*.cpp app/create_samples*.h app/create_samples*.cpp app/batch_probe_options.* || true)
 if [ -n "$train" ]; then echo "these depend on the training job (app/train.h): $train"; status=1; fi
+# What differs between the LibTorch versions GeoDL builds against is in one header.
+versions=$(cd "$root" && grep -rlnE 'TORCH_VERSION_(MAJOR|MINOR)' engine tests benchmarks plugin | grep -v '^engine/core/torch_compat.h$' || true)
+if [ -n "$versions" ]; then echo "LibTorch version checks outside engine/core/torch_compat.h: $versions"; status=1; fi
 [ $status = 0 ] && echo "every folder includes only what its target may use"
 exit $status

@@ -10,6 +10,7 @@
 #include "app/train.h"
 #include "app/train_checkpoint.h"
 #include "base/errors.h"
+#include "core/torch_compat.h"
 #include "model/model_file.h"
 #include "core/test_support.h"
 #include "io/gis_fixtures.h"
@@ -116,6 +117,43 @@ void flipABitOf(const std::string& path, const torch::Tensor& t) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
 }
 
+// On a GPU the convolutions' weights are kept channels last (toChannelsLast): the same
+// values, so the same digest, outputs within float rounding, and a model file that loads into
+// the usual layout with every weight equal.
+TEST(ModelFile, AChannelsLastModelKeepsItsValuesAndItsFileLoadsAsUsual) {
+  TempDir dir;
+  ModelSpec spec = modelSpecFromName("resnet18_unet");
+  spec.bands = 3;
+  spec.classes = 2;
+  torch::manual_seed(4);
+  auto model = makeModel(spec);
+  model->eval();
+  const auto x = torch::randn({2, 3, 64, 64});
+  const auto before = model->forward(x);
+  const std::string digest = weightsDigest(*model);
+  toChannelsLast(*model);
+  int converted = 0;
+  for (const auto& p : model->parameters())
+    if (p.dim() == 4) {
+      EXPECT_TRUE(p.is_contiguous(at::MemoryFormat::ChannelsLast));
+      ++converted;
+    }
+  EXPECT_GT(converted, 10);
+  EXPECT_EQ(weightsDigest(*model), digest);
+  EXPECT_LT(relativeError(model->forward(x), before), 1e-5);
+  ModelInfo info;
+  info.model_name = "resnet18_unet";
+  info.spec = spec;
+  info.band_mean = {0, 0, 0};
+  info.band_std = {1, 1, 1};
+  info.classes = {{0, "background", "#000000"}, {1, "building", "#ff0000"}};
+  const std::string path = dir.path("channels_last.pt");
+  saveModelFile(path, info, *model);
+  const LoadedModel loaded = loadModelFile(path);
+  EXPECT_EQ(weightsDigest(*loaded.model), digest);
+  for (const auto& p : loaded.model->parameters()) EXPECT_TRUE(p.is_contiguous());
+}
+
 TEST(ModelFile, AFlippedWeightBitIsRefusedAsDamagedAndOldFilesLoadWithAWarning) {
   TempDir dir;
   const ModelSpec spec = smallSpec();
@@ -173,7 +211,7 @@ TEST(ModelFile, ACheckpointWithDamagedOptimizerStateIsRefusedOnResume) {
   // Adam's first moment of the first parameter, one bit flipped.
   const torch::Tensor first = adam.param_groups().front().params().front();
   const auto& moments = static_cast<torch::optim::AdamParamState&>(
-      *adam.state().at(c10::guts::to_string(first.unsafeGetTensorImpl())));
+      *adam.state().at(compat::optimizerStateKey(first)));
   flipABitOf(path, moments.exp_avg());
   expectErrorContaining([&] { restore(path); }, "the checkpoint is damaged: its optimizer state differs");
 }

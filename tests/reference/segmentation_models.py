@@ -1,10 +1,10 @@
-"""The references for GeoDL's UNet++ and DeepLabs (random weights: nothing is downloaded):
-torchvision's deeplabv3_resnet50 itself, and segmentation-models-pytorch's UnetPlusPlus
-(resnet34) and DeepLabV3Plus (resnet50, output stride 16, rates 6/12/18, plain
+"""The references for GeoDL's UNet++, DeepLabs and ResNet UNets (random weights: nothing is
+downloaded): torchvision's deeplabv3_resnet50 itself, and segmentation-models-pytorch's Unet
+and UnetPlusPlus (resnet34) and DeepLabV3Plus (resnet50, output stride 16, rates 6/12/18, plain
 convolutions) written out here from smp's definitions on torchvision's ResNets (smp is not
 packaged by Debian). Writes the state dict, an input and the logits in eval mode.
 
-Usage: segmentation_models.py deeplabv3_resnet50|resnet34_unetplusplus|deeplabv3plus_resnet50
+Usage: segmentation_models.py deeplabv3_resnet50|resnet34_unet|resnet34_unetplusplus|deeplabv3plus_resnet50
        BANDS CLASSES HEIGHT WIDTH OUT.pt
 """
 import sys
@@ -33,6 +33,31 @@ class DecoderBlock(nn.Module):  # smp.decoders.unet.decoder.DecoderBlock
         if skip is not None:
             x = torch.cat([x, skip], dim=1)
         return self.conv2(self.conv1(x))
+
+
+class Unet(nn.Module):  # smp.Unet (smp.decoders.unet), encoder resnet18/34/50
+    def __init__(self, bands, classes, encoder="resnet34"):
+        super().__init__()
+        self.encoder = getattr(torchvision.models, encoder)(weights=None)
+        del self.encoder.fc
+        if bands != 3:
+            self.encoder.conv1 = nn.Conv2d(bands, 64, 7, 2, 3, bias=False)
+        expansion = 4 if encoder == "resnet50" else 1
+        encoder_channels = [512 * expansion, 256 * expansion, 128 * expansion, 64 * expansion, 64]
+        decoder_channels = [256, 128, 64, 32, 16]
+        in_channels = [encoder_channels[0]] + decoder_channels[:-1]
+        skip_channels = encoder_channels[1:] + [0]
+        self.decoder = nn.Module()
+        self.decoder.blocks = nn.ModuleList(
+            DecoderBlock(i, s, o) for i, s, o in zip(in_channels, skip_channels, decoder_channels))
+        self.segmentation_head = nn.Sequential(nn.Conv2d(16, classes, 3, padding=1))
+
+    def forward(self, x):
+        features = resnet_features(self.encoder, x)[::-1]
+        x, skips = features[0], features[1:]
+        for i, block in enumerate(self.decoder.blocks):
+            x = block(x, skips[i] if i < len(skips) else None)
+        return self.segmentation_head(x)
 
 
 class UnetPlusPlus(nn.Module):  # smp.decoders.unetplusplus, encoder resnet34
@@ -104,26 +129,34 @@ class DeepLabV3Plus(nn.Module):  # smp.decoders.deeplabv3, encoder resnet50, out
         return F.interpolate(self.segmentation_head(fused), scale_factor=4, mode="bilinear", align_corners=True)
 
 
-name, bands, classes, height, width, out = sys.argv[1:7]
-bands, classes = int(bands), int(classes)
-torch.manual_seed(13)
-if name == "deeplabv3_resnet50":
-    model = torchvision.models.segmentation.deeplabv3_resnet50(weights=None, weights_backbone=None,
-                                                               num_classes=classes, aux_loss=False)
-    if bands != 3:
-        model.backbone.conv1 = nn.Conv2d(bands, 64, 7, 2, 3, bias=False)
-    forward = lambda x: model(x)["out"]
-elif name == "resnet34_unetplusplus":
-    model = UnetPlusPlus(bands, classes)
-    forward = model
-else:
-    model = DeepLabV3Plus(bands, classes)
-    forward = model
-vary_batchnorm(model)
-model.eval()
-x = torch.randn(2, bands, int(height), int(width))
-with torch.no_grad():
-    logits = forward(x)
-state = {k: v.clone() for k, v in model.state_dict().items()}
-torch.save({"state": state, "input": x, "logits": logits,
-            "parameters": torch.tensor(sum(p.numel() for p in model.parameters()))}, out)
+def main():
+    name, bands, classes, height, width, out = sys.argv[1:7]
+    bands, classes = int(bands), int(classes)
+    torch.manual_seed(13)
+    if name == "deeplabv3_resnet50":
+        model = torchvision.models.segmentation.deeplabv3_resnet50(weights=None, weights_backbone=None,
+                                                                   num_classes=classes, aux_loss=False)
+        if bands != 3:
+            model.backbone.conv1 = nn.Conv2d(bands, 64, 7, 2, 3, bias=False)
+        forward = lambda x: model(x)["out"]
+    elif name == "resnet34_unetplusplus":
+        model = UnetPlusPlus(bands, classes)
+        forward = model
+    elif name == "resnet34_unet":
+        model = Unet(bands, classes, "resnet34")
+        forward = model
+    else:
+        model = DeepLabV3Plus(bands, classes)
+        forward = model
+    vary_batchnorm(model)
+    model.eval()
+    x = torch.randn(2, bands, int(height), int(width))
+    with torch.no_grad():
+        logits = forward(x)
+    state = {k: v.clone() for k, v in model.state_dict().items()}
+    torch.save({"state": state, "input": x, "logits": logits,
+                "parameters": torch.tensor(sum(p.numel() for p in model.parameters()))}, out)
+
+
+if __name__ == "__main__":
+    main()
