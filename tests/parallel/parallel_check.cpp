@@ -6,9 +6,12 @@
 // (whose recomputation produces gradients inside backward's own backward), with several
 // buckets; one Adam step later the weights are identical on every rank. With sync_batchnorm,
 // 2 ranks with batch b follow 1 process with batch 2b: losses and weights over 3 steps.
+// GEODL_CHECK_DEVICE (cpu, cuda) and GEODL_CHECK_BACKEND (gloo, nccl) say where: the GPU
+// check runs it as one rank on NCCL (benchmarks/gpu_check.sh).
 #include <torch/torch.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 #include "core/models.h"
@@ -21,6 +24,12 @@
 namespace {
 
 using namespace geodl;
+
+std::string fromEnvironment(const char* name, const char* fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? v : fallback;
+}
+const torch::Device kDevice(fromEnvironment("GEODL_CHECK_DEVICE", "cpu"));
 
 std::vector<torch::Tensor> gradientsOf(SegmentationModelImpl& model, const torch::Tensor& x, const torch::Tensor& y) {
   for (auto& p : model.parameters()) p.mutable_grad() = torch::Tensor();
@@ -42,13 +51,14 @@ bool check(const std::string& name, ProcessGroup& group) {
   const int rank = group.rank(), world = group.size();
   const ModelSpec spec = tinySpec(name);
   torch::manual_seed(11);
-  const auto x = torch::randn({2 * world, 3, 32, 32});
-  const auto y = torch::randint(0, 3, {2 * world, 32, 32}, torch::kLong);
+  const auto x = torch::randn({2 * world, 3, 32, 32}).to(kDevice);
+  const auto y = torch::randint(0, 3, {2 * world, 32, 32}, torch::kLong).to(kDevice);
   auto shard = [&](int r) { return std::make_pair(x.narrow(0, 2 * r, 2), y.narrow(0, 2 * r, 2)); };
 
   // The reference, in this process alone: the mean of the shards' gradients.
   torch::manual_seed(3);
   auto reference = makeModel(spec);
+  reference->to(kDevice);
   reference->train();
   std::vector<torch::Tensor> mean;
   for (int r = 0; r < world; ++r) {
@@ -62,6 +72,7 @@ bool check(const std::string& name, ProcessGroup& group) {
   // Data parallel: this rank's shard, gradients averaged by the reducer.
   torch::manual_seed(3);
   auto model = makeModel(spec);
+  model->to(kDevice);
   model->train();
   GradientReducer reducer(group, model->parameters(), size_t(256) << 10);
   auto [xs, ys] = shard(rank);
@@ -104,6 +115,8 @@ bool checkSync(const std::string& name, ProcessGroup& group) {
   auto reference = makeModel(spec);
   torch::manual_seed(3);
   auto model = makeModel(spec);
+  reference->to(kDevice);
+  model->to(kDevice);
   reference->train();
   model->train();
   torch::optim::Adam ref_adam(reference->parameters(), torch::optim::AdamOptions(1e-3));
@@ -113,8 +126,8 @@ bool checkSync(const std::string& name, ProcessGroup& group) {
   double worst_loss = 0;
   for (int step = 0; step < 3; ++step) {
     torch::manual_seed(uint64_t(100 + step));
-    const auto x = torch::randn({2 * world, 3, 32, 32});
-    const auto y = torch::randint(0, 3, {2 * world, 32, 32}, torch::kLong);
+    const auto x = torch::randn({2 * world, 3, 32, 32}).to(kDevice);
+    const auto y = torch::randint(0, 3, {2 * world, 32, 32}, torch::kLong).to(kDevice);
     ref_adam.zero_grad();
     const auto ref_loss = torch::nn::functional::cross_entropy(reference->forward(x), y);
     ref_loss.backward();
@@ -153,7 +166,10 @@ bool checkSync(const std::string& name, ProcessGroup& group) {
 int main() {
   at::set_num_threads(1);
   const WorldInfo world = worldFromEnvironment();
-  ProcessGroup group(world, std::chrono::seconds(60), [] { return std::string("start the check again"); });
+  const std::string backend = fromEnvironment("GEODL_CHECK_BACKEND", "gloo");
+  ProcessGroup group(world, std::chrono::seconds(60), [] { return std::string("start the check again"); }, backend,
+                     kDevice.str());
+  if (world.rank == 0) std::printf("backend %s, device %s\n", group.backend().c_str(), kDevice.str().c_str());
   bool ok = true;
   for (const char* name : {"unetsmall", "checkpointed_unet"}) ok = check(name, group) && ok;
   for (const char* name : {"unetsmall", "checkpointed_unet"}) ok = checkSync(name, group) && ok;
