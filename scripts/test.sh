@@ -3,10 +3,10 @@
 # The one-thread unit tests (label "parallel") run two at a time (GEODL_TEST_JOBS), then the
 # rest one at a time: they use both cores, or time signals and collective timeouts.
 #
-# Then, with GEODL_TEST_CUDA=1, the CUDA build: the same source on the torch wheel's
-# LibTorch 2.12 (CUDA 13, NCCL), with -Werror; its engine, core tests and command line run on
-# the CPU (the GPU tests skip, with a message, where there is no GPU), its data-parallel check
-# on two ranks, and it reads the model the Debian build trained.
+# Then, with GEODL_TEST_CUDA=1 (as CI runs it, .ci/run), the CUDA build: the same source on the
+# torch wheel's LibTorch 2.12 (CUDA 13, NCCL), with -Werror; its engine, core tests and command
+# line run on the CPU (the GPU tests skip, with a message, where there is no GPU), its
+# data-parallel check on two ranks, and it reads the model the Debian build trained.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cuda=${GEODL_TEST_CUDA:-0}

@@ -92,13 +92,19 @@ inline auto optimizerStateKey(const at::Tensor& parameter) {
 }
 
 // PReLU's backward with one slope for all channels: 1.13 has at::prelu_backward, which 2.x
-// replaced; there the same formula is written out.
+// replaced; there the same formula is written out, as autograd computes it: under autocast
+// the slope was cast to the input's type (bfloat16), both gradients are computed in that
+// type, and the slope's goes back to the slope's type.
 inline std::tuple<at::Tensor, at::Tensor> preluBackward(const at::Tensor& grad, const at::Tensor& input,
                                                         const at::Tensor& weight) {
 #if GEODL_TORCH_2
   const auto positive = input > 0;
-  at::Tensor grad_input = at::where(positive, grad, grad * weight);
-  at::Tensor grad_weight = at::where(positive, at::zeros_like(grad), grad * input).sum().reshape(weight.sizes());
+  const at::Tensor slope = weight.scalar_type() == input.scalar_type() ? weight : weight.to(input.scalar_type());
+  at::Tensor grad_input = at::where(positive, grad, grad * slope);
+  at::Tensor grad_weight = at::where(positive, at::zeros_like(grad), grad * input)
+                               .sum()
+                               .to(weight.scalar_type())
+                               .reshape(weight.sizes());
   return {grad_input, grad_weight};
 #else
   return at::prelu_backward(grad, input, weight);

@@ -5,7 +5,7 @@
 // 1e-5 (relative to the largest gradient) for unetsmall and for the checkpointed UNet
 // (whose recomputation produces gradients inside backward's own backward), with several
 // buckets; one Adam step later the weights are identical on every rank. With sync_batchnorm,
-// 2 ranks with batch b follow 1 process with batch 2b: losses and weights over 3 steps.
+// 2 ranks with batch b follow 1 process with batch 2b: losses and weights over 3 SGD steps.
 // GEODL_CHECK_DEVICE (cpu, cuda) and GEODL_CHECK_BACKEND (gloo, nccl) say where: the GPU
 // check runs it as one rank on NCCL (benchmarks/gpu_check.sh).
 #include <torch/torch.h>
@@ -107,7 +107,11 @@ bool check(const std::string& name, ProcessGroup& group) {
 }
 
 // sync_batchnorm: W ranks with batch b give the losses and weights of 1 process with batch
-// W x b over 3 Adam steps (within 1e-4 relative).
+// W x b over 3 SGD steps (losses within 1e-5, weights within 1e-6 relative). SGD, not
+// Adam: Adam's first steps move each weight by the learning rate in its gradient's sign, so
+// a gradient that is zero but for rounding moved weights by a whole step one way or the
+// other (2.12's kernels round differently from 1.13's: the check failed on the rounding, at
+// 1.8e-4, where SGD's weights agree within 1.5e-8).
 bool checkSync(const std::string& name, ProcessGroup& group) {
   const int rank = group.rank(), world = group.size();
   const ModelSpec spec = tinySpec(name);
@@ -119,8 +123,8 @@ bool checkSync(const std::string& name, ProcessGroup& group) {
   model->to(kDevice);
   reference->train();
   model->train();
-  torch::optim::Adam ref_adam(reference->parameters(), torch::optim::AdamOptions(1e-3));
-  torch::optim::Adam adam(model->parameters(), torch::optim::AdamOptions(1e-3));
+  torch::optim::SGD ref_sgd(reference->parameters(), torch::optim::SGDOptions(0.05));
+  torch::optim::SGD sgd(model->parameters(), torch::optim::SGDOptions(0.05));
   GradientReducer reducer(group, model->parameters(), size_t(256) << 10);
   GroupChannelSum sum(group);
   double worst_loss = 0;
@@ -128,11 +132,11 @@ bool checkSync(const std::string& name, ProcessGroup& group) {
     torch::manual_seed(uint64_t(100 + step));
     const auto x = torch::randn({2 * world, 3, 32, 32}).to(kDevice);
     const auto y = torch::randint(0, 3, {2 * world, 32, 32}, torch::kLong).to(kDevice);
-    ref_adam.zero_grad();
+    ref_sgd.zero_grad();
     const auto ref_loss = torch::nn::functional::cross_entropy(reference->forward(x), y);
     ref_loss.backward();
-    ref_adam.step();
-    adam.zero_grad();
+    ref_sgd.step();
+    sgd.zero_grad();
     torch::Tensor loss;
     {
       BatchNormSyncScope sync(&sum);
@@ -140,7 +144,7 @@ bool checkSync(const std::string& name, ProcessGroup& group) {
       loss.backward();
     }
     reducer.finish();
-    adam.step();
+    sgd.step();
     std::vector<torch::Tensor> mean_loss = {loss.detach().clone()};
     group.allreduceSum(mean_loss);
     const double a = ref_loss.item<double>(), b = mean_loss[0].item<double>() / world;
@@ -153,10 +157,10 @@ bool checkSync(const std::string& name, ProcessGroup& group) {
     worst = std::max(worst, (params[i] - ref_params[i]).abs().max().item<double>());
   }
   const double relative = worst / largest;
-  const bool ok = worst_loss <= 1e-4 && relative <= 1e-4;
+  const bool ok = worst_loss <= 1e-5 && relative <= 1e-6;
   if (rank == 0)
     std::printf("%s with sync_batchnorm: %d ranks x batch 2 against 1 process x batch %d over 3 steps: losses within "
-                "%.2g, weights within %.2g of the largest (limit 1e-4): %s\n",
+                "%.2g, weights within %.2g of the largest (limits 1e-5 and 1e-6): %s\n",
                 name.c_str(), world, 2 * world, worst_loss, relative, ok ? "ok" : "FAILED");
   return ok;
 }
