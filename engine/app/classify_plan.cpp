@@ -214,7 +214,8 @@ void planRun(const ClassifyOptions& o, DataParallel& ranks, Progress& progress, 
                                            {"the probability raster", o.probabilities, FileKind::GeoTiff},
                                            {"the polygon file", o.polygons, FileKind::GeoPackage}},
                                           {{"the input raster", o.input}, {"the model file", o.model_path},
-                                           {"the model's sidecar", o.sidecar}, {"the mask", o.mask}}))
+                                           {"the model's sidecar", o.sidecar}, {"the mask", o.mask}},
+                                          ranks.writes() ? &run.locks : nullptr))
       if (ranks.writes()) progress.log(line);
     // The formats after the files (an output over an input is named as such first).
     checkOutputExtension(o.output, FileKind::GeoTiff, "the class raster");

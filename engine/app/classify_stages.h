@@ -14,6 +14,7 @@
 #include "app/classify.h"
 #include "app/data_parallel.h"
 #include "base/atomic_file.h"
+#include "base/output_lock.h"
 #include "core/tile_classifier.h"
 #include "io/labels.h"
 #include "io/raster.h"
@@ -24,6 +25,7 @@ namespace geodl {
 // What a run needs before its windows: the model, the raster, the plan.
 struct RunPlan {
   OutputFolders folders;  // those it creates go again if the run fails
+  OutputLocks locks;      // one job at a time writes its outputs (the writing rank's)
   Predictor predictor;
   std::unique_ptr<io::RasterReader> reader;
   std::unique_ptr<io::LabelRasterizer> mask;

@@ -148,8 +148,9 @@ class SampleOutputs {
 };
 
 // No store or footprint layer may replace a raster or vector the job reads, or a file of
-// another kind; existing ones are replaced, and the log says so.
-void checkFiles(const SampleOptions& options, Progress& progress, bool log) {
+// another kind; existing ones are replaced, and the log says so. With `locks` (the writing
+// rank), the outputs are locked for the job.
+void checkFiles(const SampleOptions& options, Progress& progress, OutputLocks* locks) {
   std::vector<JobOutput> outputs;
   for (const auto& split : kSplits) outputs.push_back({"the " + split + " store", storePath(options, split), FileKind::Hdf5});
   outputs.push_back({"the footprint layer", footprintPath(options), FileKind::GeoPackage});
@@ -159,8 +160,8 @@ void checkFiles(const SampleOptions& options, Progress& progress, bool log) {
     inputs.push_back({"the ground truth", s.vector});
   }
   inputs.push_back({"the validation polygons", options.validation_vector});
-  for (const auto& line : checkJobFiles(outputs, inputs))
-    if (log) progress.log(line);
+  for (const auto& line : checkJobFiles(outputs, inputs, locks))
+    if (locks) progress.log(line);
 }
 
 // A rank's kept windows, in window order, for rank 0 to merge: records of the window's
@@ -295,12 +296,13 @@ SampleResult sampleWindows(const SampleOptions& options, DataParallel& ranks, Pr
   // if the run fails. When any rank fails here (a file missing on one machine), every rank
   // stops at once with its message.
   OutputFolders folders;
+  OutputLocks locks;  // one job at a time writes these stores (the writing rank's)
   Rasters rasters;
   std::string data_type;
   Labels labels;
   std::vector<Window> windows;
   ranks.together([&] {
-    checkFiles(options, progress, ranks.writes());
+    checkFiles(options, progress, ranks.writes() ? &locks : nullptr);
     // The format after the files (an output over an input is named as such first).
     checkOutputExtension(options.footprint_path, FileKind::GeoPackage, "the footprint layer");
     folders.create(options.output_folder, true);

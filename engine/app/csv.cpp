@@ -17,6 +17,12 @@ std::string resolveFrom(const fs::path& base, const std::string& value) {
   return (p.is_absolute() ? p : base / p).lexically_normal().string();
 }
 
+// A CSV saved by a spreadsheet on Windows starts with UTF-8's byte order mark, which would
+// stay in the first path.
+void dropByteOrderMark(std::string& line) {
+  if (line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);
+}
+
 }  // namespace
 
 std::vector<std::string> splitCsvLine(const std::string& line) {
@@ -56,8 +62,10 @@ std::vector<SampleSource> readPrepCsv(const std::string& path) {
   if (!file) throw IoError("cannot read the prep CSV '" + path + "'");
   const fs::path base = fs::absolute(fs::path(path)).parent_path();
   std::vector<SampleSource> sources;
+  std::vector<int> numbers;  // each source's line
   std::string line;
   for (int number = 1; std::getline(file, line); ++number) {
+    if (number == 1) dropByteOrderMark(line);
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     const auto fields = splitCsvLine(line);
     if (fields.size() != 4)
@@ -73,7 +81,15 @@ std::vector<SampleSource> readPrepCsv(const std::string& path) {
     if (s.split != "trn" && s.split != "val" && s.split != "tst")
       throw InputError("line " + std::to_string(number) + " of '" + path + "': dataset '" +
                        s.split + "' is not trn, val or tst");
+    for (size_t i = 0; i < sources.size(); ++i)
+      if (sources[i].raster == s.raster && sources[i].vector == s.vector && sources[i].field == s.field &&
+          sources[i].split == s.split)
+        throw InputError("line " + std::to_string(number) + " of '" + path + "' repeats line " +
+                         std::to_string(numbers[i]) +
+                         " (the same image, vector, attribute and dataset): its samples would be taken twice; "
+                         "remove one of them");
     sources.push_back(s);
+    numbers.push_back(number);
   }
   if (sources.empty()) throw InputError("the prep CSV '" + path + "' has no line");
   return sources;
@@ -85,7 +101,8 @@ std::vector<std::string> readInferenceCsv(const std::string& path) {
   const fs::path base = fs::absolute(fs::path(path)).parent_path();
   std::vector<std::string> rasters;
   std::string line;
-  while (std::getline(file, line)) {
+  for (int number = 1; std::getline(file, line); ++number) {
+    if (number == 1) dropByteOrderMark(line);
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     const auto fields = splitCsvLine(line);
     if (!fields[0].empty()) rasters.push_back(resolveFrom(base, fields[0]));

@@ -347,10 +347,11 @@ TrainResult trainStages(const TrainOptions& options, Progress& progress) {
   // 1. Check and plan: nothing is written before everything is checked (the folders it
   // creates go again if the run fails before writing in them).
   OutputFolders folders;
+  OutputLocks locks;  // one job at a time writes these outputs
   TrainPlan plan;
   std::unique_ptr<Checkpoint> resumed;
   ranks.together([&] {
-    plan = planTraining(options, result, folders, ranks.writes(), progress);
+    plan = planTraining(options, result, folders, locks, ranks.writes(), progress);
     resumed = resumedCheckpoint(options, plan, result);
   });
 

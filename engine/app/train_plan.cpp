@@ -1,6 +1,7 @@
 // Stage 1 of training: the options, the stores and the weights files checked, the output files
 // named; nothing written but the output folders.
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 #include "app/train_stages.h"
@@ -115,7 +116,8 @@ ModelSpec checkedSpec(const TrainOptions& options, const io::StoreContents& trn,
 
 }  // namespace
 
-TrainPlan planTraining(const TrainOptions& options, TrainResult& result, OutputFolders& folders, bool writes,
+TrainPlan planTraining(const TrainOptions& options, TrainResult& result, OutputFolders& folders, OutputLocks& locks,
+                       bool writes,
                        Progress& progress) {
   checkTrainOptions(options);
   TrainPlan plan;
@@ -137,6 +139,14 @@ TrainPlan planTraining(const TrainOptions& options, TrainResult& result, OutputF
   if (options.class_weighting == ClassWeighting::Given && int(options.class_weights.size()) != plan.spec.classes)
     throw InputError("class_weights has " + std::to_string(options.class_weights.size()) + " values for " +
                      std::to_string(plan.spec.classes) + " classes; give one per class, or false, or auto");
+  for (size_t c = 0; c < options.class_weights.size(); ++c)
+    if (!std::isfinite(options.class_weights[c]) || options.class_weights[c] < 0)
+      throw InputError("class_weights gives class " + std::to_string(c) + " the weight " +
+                       optionText(options.class_weights[c]) +
+                       ": a weight is 0 or more (0 leaves the class out of the loss); fix it, or use auto");
+  if (options.class_weighting == ClassWeighting::Given &&
+      std::none_of(options.class_weights.begin(), options.class_weights.end(), [](double w) { return w > 0; }))
+    throw InputError("class_weights are all 0: no class would be learned; give at least one a positive weight");
   if (!options.pretrained_encoder.empty()) {
     if (!fs::exists(options.pretrained_encoder))
       throw InputError("the pretrained encoder '" + options.pretrained_encoder +
@@ -176,7 +186,8 @@ TrainPlan planTraining(const TrainOptions& options, TrainResult& result, OutputF
                                         {{"the training store", options.train_store},
                                          {"the validation store", options.val_store},
                                          {"the pretrained weights", options.pretrained},
-                                         {"the pretrained encoder", options.pretrained_encoder}}))
+                                         {"the pretrained encoder", options.pretrained_encoder}},
+                                        &locks))
     progress.log(line);
   result.train_samples = plan.n_trn;
   result.val_samples = plan.n_val;

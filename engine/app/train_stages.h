@@ -20,6 +20,7 @@
 #include "app/train.h"
 #include "app/train_checkpoint.h"
 #include "base/atomic_file.h"
+#include "base/output_lock.h"
 #include "base/progress.h"
 #include "core/batch_probe.h"
 #include "core/losses.h"
@@ -48,9 +49,10 @@ struct TrainPlan {
 
 // 1. Planning (train_plan.cpp).
 // Everything checked (the options by their table, the stores, the weights files), the output
-// files named in `result`; creates the output folders when `writes` (rank 0), nothing else.
-TrainPlan planTraining(const TrainOptions& options, TrainResult& result, OutputFolders& folders, bool writes,
-                       Progress& progress);
+// files named in `result`; creates the output folders and locks the outputs (for the locks'
+// life) when `writes` (rank 0), nothing else.
+TrainPlan planTraining(const TrainOptions& options, TrainResult& result, OutputFolders& folders, OutputLocks& locks,
+                       bool writes, Progress& progress);
 // The checkpoint of the run being resumed (none without --resume), checked against the plan.
 std::unique_ptr<Checkpoint> resumedCheckpoint(const TrainOptions& options, const TrainPlan& plan,
                                               const TrainResult& result);

@@ -40,8 +40,18 @@ std::vector<std::string> checkReplaceableOutputs(const std::vector<JobOutput>& o
   std::vector<std::string> replaced;
   for (const JobOutput& out : outputs) {
     if (out.path.empty()) continue;
+    // A symbolic link to nothing (or a loop) would be replaced by the output, as a plain path.
+    std::error_code ec;
+    if (fs::is_symlink(fs::symlink_status(out.path, ec)) && !fs::exists(out.path, ec))
+      throw InputError(out.role + " '" + out.path + "' is a symbolic link to '" +
+                       fs::read_symlink(out.path, ec).string() +
+                       "', which does not exist (or links back to itself): GeoDL does not write through it; "
+                       "remove the link or choose another name");
     const FileKind found = fileKind(out.path);
     if (found == FileKind::Missing) continue;
+    if (found == FileKind::Special)  // /dev/null would become a regular file, a FIFO block
+      throw InputError(out.role + " '" + out.path + "' is a FIFO, socket or device: GeoDL replaces only regular "
+                       "files it writes; choose another name");
     // Text outputs replace text; GeoDL's binary outputs replace their own kind (or an empty file).
     const bool binary = found == FileKind::ZipArchive || found == FileKind::Hdf5 || found == FileKind::GeoTiff ||
                         found == FileKind::GeoPackage;
@@ -69,7 +79,10 @@ void checkOutputNames(const std::vector<JobOutput>& outputs) {
   }
 }
 
-std::vector<std::string> checkJobFiles(const std::vector<JobOutput>& outputs, const std::vector<JobFile>& inputs) {
+std::vector<std::string> checkJobFiles(const std::vector<JobOutput>& outputs, const std::vector<JobFile>& inputs,
+                                       OutputLocks* locks) {
+  if (locks)
+    for (const auto& out : outputs) locks->lock(out.role, out.path);
   checkOutputNames(outputs);
   std::vector<JobFile> files;
   for (const auto& out : outputs) files.push_back({out.role, out.path});

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "base/file_kind.h"
+#include "base/output_lock.h"
 
 namespace geodl {
 
@@ -31,17 +32,20 @@ struct JobOutput {
 };
 
 // Outputs that exist are replaced (as QGIS does) when they are files of their own kind;
-// returns a line for the log for each. A folder, or a file of another kind (a GeoPackage
-// where a GeoTIFF goes, a model where the report goes), is refused with InputError.
+// returns a line for the log for each. A folder, a file of another kind (a GeoPackage
+// where a GeoTIFF goes, a model where the report goes), a FIFO, socket or device, and a
+// symbolic link to nothing are refused with InputError.
 std::vector<std::string> checkReplaceableOutputs(const std::vector<JobOutput>& outputs);
 
 // Throws InputError when an output's name is longer than its file system allows (255 bytes
 // on most): derived names (NAME_probabilities.tif) can pass it when the given one does not.
 void checkOutputNames(const std::vector<JobOutput>& outputs);
 
-// What every job does with its files before it writes any: the checks above, then the stale
-// temporaries a killed run left beside each output are removed. Returns the log lines of the
-// outputs that will be replaced.
-std::vector<std::string> checkJobFiles(const std::vector<JobOutput>& outputs, const std::vector<JobFile>& inputs);
+// What every job does with its files before it writes any: with `locks` (the process that
+// writes them; not the other ranks), each output locked for the job's life; the checks above;
+// then the stale temporaries a killed run left beside each output are removed. Returns the
+// log lines of the outputs that will be replaced.
+std::vector<std::string> checkJobFiles(const std::vector<JobOutput>& outputs, const std::vector<JobFile>& inputs,
+                                       OutputLocks* locks = nullptr);
 
 }  // namespace geodl

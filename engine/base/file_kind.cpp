@@ -17,6 +17,7 @@ FileKind fileKind(const std::string& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) return FileKind::Missing;
   if (fs::is_directory(path, ec)) return FileKind::Folder;
+  if (!fs::is_regular_file(path, ec)) return FileKind::Special;
   std::ifstream in(path, std::ios::binary);
   char head[16] = {};
   in.read(head, sizeof head);
@@ -41,6 +42,7 @@ std::string describeFileKind(FileKind kind) {
     case FileKind::GeoTiff: return "a GeoTIFF raster";
     case FileKind::GeoPackage: return "a GeoPackage (or other SQLite file)";
     case FileKind::Other: return "a file of another kind";
+    case FileKind::Special: return "a FIFO, socket or device (not a regular file)";
   }
   return "";
 }

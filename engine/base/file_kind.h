@@ -8,8 +8,10 @@
 
 namespace geodl {
 
-enum class FileKind { Missing, Folder, Empty, ZipArchive, Hdf5, GeoTiff, GeoPackage, Other };
+enum class FileKind { Missing, Folder, Empty, ZipArchive, Hdf5, GeoTiff, GeoPackage, Other, Special };
 
+// What the file at `path` is, from its first bytes; Special (a FIFO, socket or device, found
+// without opening it: a FIFO would block the read, a device never end) before anything else.
 FileKind fileKind(const std::string& path);
 
 // "a sample store or other HDF5 file", "a folder", "an empty file", ...

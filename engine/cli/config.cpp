@@ -17,34 +17,60 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Resolves YAML merge keys, which yaml-cpp 0.7 reads as ordinary "<<" keys.
-YAML::Node resolveMerges(const YAML::Node& node) {
-  if (node.IsSequence()) {
-    YAML::Node out(YAML::NodeType::Sequence);
-    for (const auto& item : node) out.push_back(resolveMerges(item));
+// A GeoDL config has a few hundred values; aliases nested in aliases (a "billion laughs")
+// expand exponentially, and reading them hung for minutes.
+constexpr size_t kMaxConfigValues = 100000;
+
+// Resolves YAML merge keys, which yaml-cpp 0.7 reads as ordinary "<<" keys, and aliases (a
+// copy each), refusing a key given twice in one map and a config that expands beyond
+// kMaxConfigValues values.
+class ConfigResolver {
+ public:
+  explicit ConfigResolver(const std::string& path) : path_(path) {}
+
+  YAML::Node resolve(const YAML::Node& node, const std::string& where) {
+    if (++values_ > kMaxConfigValues)
+      throw InputError("the config file '" + path_ + "' expands to more than " + std::to_string(kMaxConfigValues) +
+                       " values (YAML aliases nested in aliases?); a GeoDL config has a few hundred: write the "
+                       "values out instead of aliasing them");
+    if (node.IsSequence()) {
+      YAML::Node out(YAML::NodeType::Sequence);
+      for (const auto& item : node) out.push_back(resolve(item, where));
+      return out;
+    }
+    if (!node.IsMap()) return node;
+    YAML::Node out(YAML::NodeType::Map);
+    std::map<std::string, int> lines;
+    for (const auto& kv : node) {
+      const std::string key = kv.first.Scalar();
+      if (key == "<<") continue;
+      const std::string at = where.empty() ? key : where + "." + key;
+      if (const auto it = lines.find(key); it != lines.end())
+        throw InputError("the config file '" + path_ + "' gives " + at + " twice (lines " + std::to_string(it->second) +
+                         " and " + std::to_string(kv.first.Mark().line + 1) + "); keep one of them");
+      lines[key] = kv.first.Mark().line + 1;
+      out[key] = resolve(kv.second, at);
+    }
+    if (node["<<"]) {
+      std::vector<YAML::Node> sources;
+      if (node["<<"].IsSequence())
+        for (const auto& s : node["<<"]) sources.push_back(s);
+      else
+        sources.push_back(node["<<"]);
+      for (const auto& source : sources) {
+        const YAML::Node merged = resolve(source, where);
+        if (!merged.IsMap()) continue;
+        for (const auto& kv : merged)
+          if (!out[kv.first.Scalar()]) out[kv.first.Scalar()] = kv.second;
+      }
+    }
     return out;
   }
-  if (!node.IsMap()) return node;
-  YAML::Node out(YAML::NodeType::Map);
-  for (const auto& kv : node) {
-    if (kv.first.Scalar() == "<<") continue;
-    out[kv.first.Scalar()] = resolveMerges(kv.second);
-  }
-  if (node["<<"]) {
-    std::vector<YAML::Node> sources;
-    if (node["<<"].IsSequence())
-      for (const auto& s : node["<<"]) sources.push_back(s);
-    else
-      sources.push_back(node["<<"]);
-    for (const auto& source : sources) {
-      const YAML::Node merged = resolveMerges(source);
-      if (!merged.IsMap()) continue;
-      for (const auto& kv : merged)
-        if (!out[kv.first.Scalar()]) out[kv.first.Scalar()] = kv.second;
-    }
-  }
-  return out;
-}
+
+ private:
+  std::string path_;
+  size_t values_ = 0;
+};
 
 std::vector<std::string> splitKey(const std::string& key) {
   std::vector<std::string> parts;
@@ -145,6 +171,11 @@ YAML::Node lookup(const YAML::Node& config, const std::string& key, const std::s
 }  // namespace
 
 YAML::Node loadConfig(const std::string& path) {
+  // A FIFO or a device would block the read, or never end.
+  if (std::error_code e; fs::exists(path, e) && !fs::is_regular_file(path, e))
+    throw InputError("the config file '" + path + "' is " +
+                     (fs::is_directory(path, e) ? std::string("a folder") : std::string("not a regular file (a FIFO, socket or device)")) +
+                     "; give a YAML file");
   std::ifstream file(path);
   if (!file)
     throw IoError("cannot read the config file '" + path + "': " +
@@ -152,7 +183,7 @@ YAML::Node loadConfig(const std::string& path) {
                                                  : std::string("it does not exist; check the path")));
   YAML::Node config;
   try {
-    config = resolveMerges(YAML::Load(file));
+    config = ConfigResolver(path).resolve(YAML::Load(file), "");
   } catch (const YAML::ParserException& e) {
     throw InputError("the config file '" + path + "' is not valid YAML: line " +
                      std::to_string(e.mark.line + 1) + ", column " +

@@ -62,6 +62,7 @@ int launchLocalRanks(const std::vector<std::string>& arguments, int nproc) {
       ::setenv("GEODL_LAUNCHER", "geodl --nproc", 1);
       ::signal(SIGINT, SIG_DFL);
       ::signal(SIGTERM, SIG_DFL);
+      ::signal(SIGHUP, SIG_DFL);
       // A group of its own: a terminal's Ctrl-C reaches the launcher alone, which passes it
       // on once (a second signal would kill a rank outright).
       ::setpgid(0, 0);

@@ -479,6 +479,7 @@ int main(int argc, char** argv) {
   // First: a SIGTERM from here on stops the job cleanly (before main, while the libraries
   // load, nothing can be done and nothing has been written).
   geodl::cli::installInterruptHandler();
+  for (const std::string& warning : geodl::dropBadThreadVariables()) std::cerr << "geodl: warning: " << warning << std::endl;
   g_arguments.assign(argv + 1, argv + argc);
   CLI::App app{std::string("GeoDL ") + geodl::metadata::kVersion + ": deep learning for geospatial imagery"};
   app.set_version_flag("--version", versionText());

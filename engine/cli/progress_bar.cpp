@@ -1,5 +1,7 @@
 #include "cli/progress_bar.h"
 
+#include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -11,14 +13,27 @@ namespace geodl::cli {
 
 namespace {
 std::atomic<int> g_interrupts{0};
+std::atomic<long long> g_first_ms{0};
 
-// The first Ctrl-C or SIGTERM (what schedulers, systemd and `timeout` send) asks the job to
-// stop at its next batch; a second one kills.
+long long monotonicMs() {  // async-signal-safe
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<long long>(t.tv_sec) * 1000 + t.tv_nsec / 1000000;
+}
+
+// The first Ctrl-C, SIGTERM (what schedulers, systemd and `timeout` send) or SIGHUP (the
+// terminal closed) asks the job to stop at its next batch; a second one kills. Signals
+// within 200 ms of the first are the same one delivered twice (`timeout` signals the
+// process and then its group; a terminal's Ctrl-C reaches the whole group): they count once.
 void onInterrupt(int signal) {
-  if (g_interrupts.fetch_add(1) >= 1) {
-    std::signal(signal, SIG_DFL);
-    std::raise(signal);
+  const long long now = monotonicMs();
+  if (g_interrupts.fetch_add(1) == 0) {
+    g_first_ms.store(now);
+    return;
   }
+  if (now - g_first_ms.load() < 200) return;
+  std::signal(signal, SIG_DFL);
+  std::raise(signal);
 }
 
 std::string formatDuration(double seconds) {
@@ -35,6 +50,12 @@ std::string formatDuration(double seconds) {
 void installInterruptHandler() {
   std::signal(SIGINT, onInterrupt);
   std::signal(SIGTERM, onInterrupt);
+  // SIGHUP only where it is not ignored: under nohup the job outlives its terminal.
+  struct sigaction hup {};
+  if (sigaction(SIGHUP, nullptr, &hup) == 0 && hup.sa_handler != SIG_IGN) std::signal(SIGHUP, onInterrupt);
+  // Past `ulimit -f` a write fails with EFBIG, which names the limit, instead of the process
+  // being killed by SIGXFSZ with nothing said and the temporaries left.
+  std::signal(SIGXFSZ, SIG_IGN);
 }
 
 ProgressBar::ProgressBar(bool quiet, int rank)

@@ -222,6 +222,26 @@ void configureCudnn(const std::string& device, bool deterministic) {
   at::globalContext().setBenchmarkCuDNN(!deterministic);
 }
 
+std::vector<std::string> dropBadThreadVariables() {
+  std::vector<std::string> warnings;
+  for (const char* name : {"OMP_NUM_THREADS", "MKL_NUM_THREADS"}) {
+    const char* value = std::getenv(name);
+    if (!value) continue;
+    const std::string text = value;
+    bool ok = !text.empty();
+    std::stringstream parts(text);
+    for (std::string part; ok && std::getline(parts, part, ',');)
+      ok = !part.empty() && part.size() < 7 && part.find_first_not_of("0123456789") == std::string::npos &&
+           std::stoi(part) > 0;
+    if (ok) continue;
+    warnings.push_back(std::string(name) + " is '" + text.substr(0, 40) +
+                       "', not a positive whole number: it is ignored (GeoDL's threads option sets the threads; "
+                       "unset it or give a number)");
+    unsetenv(name);
+  }
+  return warnings;
+}
+
 int configureThreads(int threads) {
   if (threads < 0) throw InputError("the number of threads cannot be negative");
   const int cores = int(std::max(1u, std::thread::hardware_concurrency()));

@@ -59,6 +59,11 @@ std::string resolvePrecision(const std::string& requested, const std::string& de
 // measures (training). Nothing on the CPU.
 void configureCudnn(const std::string& device, bool deterministic);
 
+// OMP_NUM_THREADS and MKL_NUM_THREADS that are not a positive whole number (OpenMP's list
+// of them too) are removed from the environment before LibTorch reads them (it printed a
+// stack trace): a warning for each, in GeoDL's words. Call first thing.
+std::vector<std::string> dropBadThreadVariables();
+
 // Sets LibTorch's intra-op threads; 0 means every available core. Returns the count set.
 // Denormal floats are flushed to zero in every compute thread (they slow CPUs down).
 int configureThreads(int threads);

@@ -44,6 +44,9 @@ std::string gdalMessage(const std::string& what) {
 
 namespace {
 Dataset openDataset(const std::string& path, unsigned flags, const std::string& what) {
+  if (fileKind(path) == FileKind::Special)  // before GDAL opens it: a FIFO would block
+    throw IoError("cannot open the " + what + " '" + path + "': it is " + describeFileKind(FileKind::Special) +
+                  "; give a " + what + " file");
   initGdal();
   CPLErrorReset();
   auto* ds = static_cast<GDALDataset*>(
@@ -56,6 +59,7 @@ Dataset openDataset(const std::string& path, unsigned flags, const std::string& 
     case FileKind::Missing:
       throw IoError(head + "it does not exist; check the path (a path in a CSV is relative to the CSV's folder)");
     case FileKind::Folder:
+    case FileKind::Special:
     case FileKind::Empty:
     case FileKind::ZipArchive:
     case FileKind::Hdf5:

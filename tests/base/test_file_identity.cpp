@@ -2,6 +2,7 @@
 // a hard link; paths that do not exist yet compare once normalized.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -10,6 +11,7 @@
 #include "base/errors.h"
 #include "base/file_identity.h"
 #include "base/file_kind.h"
+#include "base/output_lock.h"
 
 namespace geodl {
 namespace {
@@ -82,6 +84,58 @@ namespace {
 
 // One rule for every output's format, whichever output and whoever asks: .tif and .tiff (any
 // case) for the rasters, .gpkg for the vectors; no path, no output.
+// A FIFO or device at an output path is refused without opening it, and a link to nothing
+// is not written through.
+TEST(FileIdentity, SpecialFilesAndDanglingLinksAreRefusedAsOutputs) {
+  const fs::path dir = fs::temp_directory_path() / ("geodl_special_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string fifo = (dir / "fifo.tif").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(fileKind(fifo), FileKind::Special);  // returns: the FIFO was not opened
+  EXPECT_EQ(fileKind("/dev/null"), FileKind::Special);
+  fs::create_symlink(dir / "nowhere.tif", dir / "dangling.tif");
+  for (const std::string& path : {fifo, std::string("/dev/null"), (dir / "dangling.tif").string()}) {
+    try {
+      checkReplaceableOutputs({{"the class raster", path, FileKind::GeoTiff}});
+      ADD_FAILURE() << path << " accepted as an output";
+    } catch (const InputError& e) {
+      const std::string what = e.what();
+      EXPECT_TRUE(what.find("FIFO, socket or device") != std::string::npos ||
+                  what.find("symbolic link") != std::string::npos)
+          << what;
+    }
+  }
+  EXPECT_TRUE(fs::is_symlink(fs::symlink_status(dir / "dangling.tif")));
+  fs::remove_all(dir);
+}
+
+// One job at a time per output, within one process too (QGIS runs algorithms side by side);
+// every spelling of the path is the same lock, and a job's end frees it.
+TEST(OutputLocks, ASecondJobOnTheSameOutputIsRefusedUntilTheFirstEnds) {
+  const fs::path dir = fs::temp_directory_path() / ("geodl_locks_" + std::to_string(::getpid()));
+  fs::create_directories(dir / "sub");
+  const std::string out = (dir / "c.tif").string();
+  {
+    OutputLocks first;
+    first.lock("the class raster", out);
+    first.lock("the class raster", out);  // again by the same job: fine
+    OutputLocks second;
+    try {
+      second.lock("the class raster", (dir / "sub" / ".." / "c.tif").string());
+      ADD_FAILURE() << "the second job was not refused";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("another GeoDL job (process " + std::to_string(::getpid()) + ")"),
+                std::string::npos)
+          << e.what();
+    }
+    second.lock("the probability raster", (dir / "p.tif").string());  // another output: free
+  }
+  OutputLocks later;
+  EXPECT_NO_THROW(later.lock("the class raster", out));
+  EXPECT_FALSE(fs::exists(dir / "c.tif")) << "nothing is written beside the output";
+  fs::remove_all(dir);
+}
+
 TEST(OutputExtension, GeoTiffAndGeoPackageInAnyCase) {
   for (const char* path : {"a.tif", "b/c.tiff", "D.TIF", "e.TIFF"})
     EXPECT_NO_THROW(checkOutputExtension(path, FileKind::GeoTiff, "the probability raster")) << path;

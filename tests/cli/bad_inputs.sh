@@ -32,6 +32,19 @@ open('empty.yaml', 'w').close()
 open('list.yaml', 'w').write('- a\n- b\n')
 shutil.copy('samples/trn_samples.hdf5', 'store.pt')
 open('broken.yaml', 'w').write('global: [unclosed\n')
+# Aliases nested in aliases, 9 levels of 10: a billion values once expanded.
+bomb = 'a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n'
+for i in range(1, 10):
+    bomb += 'a%d: &a%d [%s]\n' % (i, i, ', '.join(['*a%d' % (i - 1)] * 10))
+open('bomb.yaml', 'w').write(bomb + 'global:\n  samples_size: 64\n')
+open('twice.yaml', 'w').write(open('config.yaml').read() + 'global:\n  samples_size: 32\n')
+import yaml
+for name, weights in (('negative_weight', [1, -1, 1, 1, 1]), ('zero_weights', [0, 0, 0, 0, 0])):
+    c = yaml.safe_load(open('config.yaml'))
+    c['training']['class_weights'] = weights
+    yaml.safe_dump(c, open(name + '.yaml', 'w'))
+open('repeated.csv', 'w').write(open('scene.csv').read() + open('scene.csv').read().splitlines()[0] + '\n')
+open('bom.csv', 'w', encoding='utf-8-sig').write(open('scene.csv').read())
 open('samples_1e9.yaml', 'w').write(open('config.yaml').read().replace('samples_size: 128', 'samples_size: 1e9'))
 gdal.Translate('float.tif', 'scene_val.tif', outputType=gdal.GDT_Float32)
 gdal.Translate('tiny.tif', 'scene_val.tif', srcWin=[0, 0, 1, 1])
@@ -142,13 +155,64 @@ case_ unknown_subcommand 2 "unknown subcommand 'frobnicate'" "${g[@]}" frobnicat
 case_ empty_config 3 "is empty" "${g[@]}" samples empty.yaml
 case_ list_config 3 "but a list" "${g[@]}" samples list.yaml
 case_ broken_yaml 3 "broken.yaml" "${g[@]}" samples broken.yaml
+case_ yaml_alias_bomb 3 "expands to more than 100000 values" "${g[@]}" samples bomb.yaml
+case_ yaml_key_twice 3 "gives global twice" "${g[@]}" samples twice.yaml
+mkfifo "$work/fifo.yaml"
+case_ config_is_a_fifo 3 "not a regular file" "${g[@]}" samples "$work/fifo.yaml"
 case_ missing_config 4 "does not exist" "${g[@]}" samples config.yml
 case_ csv_missing_raster 4 "not_there.tif" "${cls[@]}" --model "$model" --img-csv-file missing.csv --working-folder "$out/c"
 case_ csv_malformed 3 "bad.csv" "${g[@]}" samples config.yaml --prep-csv-file bad.csv --data-path "$out/s"
+case_ csv_repeated_line 3 "repeats line 1" "${g[@]}" samples config.yaml --prep-csv-file repeated.csv --data-path "$out/s"
+case_ negative_class_weight 3 "a weight is 0 or more" "${g[@]}" train negative_weight.yaml --samples-size 64 --epochs 1 \
+  --output-path "$out/m"
+case_ zero_class_weights 3 "are all 0" "${g[@]}" train zero_weights.yaml --samples-size 64 --epochs 1 --output-path "$out/m"
+# A byte order mark (a spreadsheet's CSV) is not part of the first path.
+if "${g[@]}" samples config.yaml --prep-csv-file bom.csv --samples-size 64 --data-path "$work/bom" > "$work/bom.log" 2>&1; then
+  echo "ok   csv_byte_order_mark: samples from a CSV that starts with a byte order mark"
+else
+  echo "FAIL csv_byte_order_mark: $(tail -1 "$work/bom.log")"; failures=$((failures + 1))
+fi
+# Two jobs into one output folder at once: the second is refused, naming the first's process;
+# once the first is killed (-9: its lock goes with it), a new job runs.
+"${g[@]}" train config.yaml --samples-size 64 --epochs 100 --batch-size 4 --threads 1 --output-path "$work/busy" \
+  > "$work/busy.log" 2>&1 &
+busy=$!
+for _ in $(seq 1 3000); do [ -e "$work/busy/model.pt" ] || grep -q "training" "$work/busy.log" && break; sleep 0.02; done
+case_ concurrent_train 3 "another GeoDL job (process $busy) is writing" "${g[@]}" train config.yaml --samples-size 64 \
+  --epochs 1 --output-path "$work/busy"
+kill -9 $busy 2>/dev/null; wait $busy 2>/dev/null
+if "${g[@]}" train config.yaml --samples-size 64 --epochs 1 --batch-size 4 --threads 2 --output-path "$work/busy" \
+     > "$work/after_busy.log" 2>&1; then
+  echo "ok   lock_of_a_killed_job: free again"
+else
+  echo "FAIL lock_of_a_killed_job: $(tail -1 "$work/after_busy.log")"; failures=$((failures + 1))
+fi
+# Junk thread variables: a warning in GeoDL's words, no stack trace, and the job runs.
+if OMP_NUM_THREADS=abc MKL_NUM_THREADS=-3 "${cls[@]}" --model "$model" --input scene_val.tif --window 64 \
+     --output "$work/threads/c.tif" > "$work/threads.log" 2>&1 &&
+   grep -q "OMP_NUM_THREADS is 'abc', not a positive whole number" "$work/threads.log" &&
+   grep -q "MKL_NUM_THREADS is '-3'" "$work/threads.log" && ! grep -q "frame #" "$work/threads.log"; then
+  echo "ok   junk_thread_variables: warned and ignored"
+else
+  echo "FAIL junk_thread_variables:"; tail -5 "$work/threads.log" | sed 's/^/    /'; failures=$((failures + 1))
+fi
 case_ missing_store 3 "create it with \`geodl samples\`" "${g[@]}" train config.yaml --data-path "$out/nowhere"
 case_ unknown_model 3 "not one of unet, unetsmall" "${g[@]}" train config.yaml --model resnet --output-path "$out/m"
 case_ long_derived_name 3 "choose a shorter name" "${cls[@]}" --model "$model" --input scene_val.tif --output "$out/$long.tif" --probabilities
 case_ output_in_a_file 4 "Not a directory" "${cls[@]}" --model "$model" --input scene_val.tif --output "$in/scene.csv/c.tif"
+# Paths that are not regular files: refused before anything opens them (a FIFO blocked for
+# ever, a device was replaced by a regular file), and a link to nothing not written through.
+mkfifo "$work/fifo.tif" "$work/fifo.pt"
+mknod "$work/null.tif" c 1 3 2>/dev/null || ln -s /dev/null "$work/null.tif"
+ln -s "$work/nowhere.tif" "$work/dangling.tif"
+case_ output_is_a_device 3 "FIFO, socket or device" "${cls[@]}" --model "$model" --input scene_val.tif --output "$work/null.tif"
+[ -c "$work/null.tif" ] || { echo "FAIL output_is_a_device: the device was replaced"; failures=$((failures + 1)); }
+case_ output_is_a_fifo 3 "FIFO, socket or device" "${cls[@]}" --model "$model" --input scene_val.tif --output "$work/fifo.tif"
+case_ input_is_a_fifo 4 "FIFO, socket or device" "${cls[@]}" --model "$model" --input "$work/fifo.tif" --output "$out/c.tif"
+case_ model_is_a_fifo 3 "FIFO, socket or device" "${cls[@]}" --model "$work/fifo.pt" --input scene_val.tif --output "$out/c.tif"
+case_ info_of_a_fifo 3 "FIFO, socket or device" "${g[@]}" info "$work/fifo.pt"
+case_ output_is_a_dangling_link 3 "symbolic link" "${cls[@]}" --model "$model" --input scene_val.tif --output "$work/dangling.tif"
+[ -L "$work/dangling.tif" ] || { echo "FAIL output_is_a_dangling_link: the link was replaced"; failures=$((failures + 1)); }
 
 # The same classes through the Processing algorithms (qgis_process, the QGIS desktop's code).
 if [ -n "$plugin_dir" ]; then

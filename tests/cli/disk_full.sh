@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A full disk, for real: each job writes to a small tmpfs that is full (or nearly, so that
-# it fails in the middle of a file) and must end with exit code 4 (qgis_process: 1, never
+# it fails in the middle of a file), or past the process's file-size limit, and must end
+# with exit code 4 (qgis_process: 1, never
 # a signal), a message naming the file and saying "no space left", no temporary file and
 # no folder it created, and the previous complete outputs byte-identical.
 # Needs root (mount); skipped with a message otherwise.
@@ -95,4 +96,17 @@ if [ -n "$plugin_dir" ]; then
     --VALIDATION_STORE="$scene/samples/val_samples.hdf5" --MODEL=1 --EPOCHS=1 --BATCH_SIZE=4 --THREADS=2 \
     --OUTPUT_MODEL="$disk/model/model.pt"
 fi
+# The process's file-size limit (ulimit -f): exit code 4 and the limit named, as a full disk
+# (not SIGXFSZ, which killed the process with nothing said and its temporaries left).
+limited=$work/limited
+mkdir -p "$limited"
+set +e
+(ulimit -f 256; "$geodl" "${classify[@]}" --output "$limited/c.tif" --probabilities-float) > "$work/ulimit.log" 2>&1
+code=$?
+set -e
+cases=$((cases + 1))
+[ "$code" = 4 ] || { echo "ulimit -f: exit code $code, expected 4"; tail -5 "$work/ulimit.log"; exit 1; }
+grep -q "ulimit -f" "$work/ulimit.log" || { echo "ulimit -f: the message does not name the limit:"; tail -5 "$work/ulimit.log"; exit 1; }
+[ -z "$(ls -A "$limited")" ] || { echo "ulimit -f left: $(ls -A "$limited")"; exit 1; }
+echo "ulimit_f: exit 4, $(grep -o "cannot write [^:]*" "$work/ulimit.log" | head -1), nothing left"
 echo "disk full: $cases cases, each with its exit code and message, no temporary left, the previous outputs intact"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# SIGTERM (what schedulers, systemd and `timeout` send) stops like Ctrl-C: exit code 5, a
+# SIGTERM (what schedulers, systemd and `timeout` send) and SIGHUP stop like Ctrl-C: exit code 5, a
 # message, no temporary file, the checkpoint kept and resumable; during the first epoch the
 # message says there is nothing to resume; a stopped classification leaves no output.
 # Usage: sigterm.sh GEODL CONFIG MODEL WORKDIR
@@ -53,4 +53,29 @@ started "$work/c"
 stop $pid
 [ ! -e "$work/c/classes.tif" ] || { echo "a stopped classification left its output"; exit 1; }
 no_temporaries "$work/c"
-echo "SIGTERM stops train and classify with exit code 5, files complete, nothing partial"
+# SIGHUP (the terminal closed) stops the same way; under nohup it is ignored.
+"$geodl" "${args[@]}" --epochs 6 --output-path "$work/hup" > "$work/hup.log" 2>&1 &
+pid=$!
+started "$work/hup"
+kill -HUP $pid
+set +e; wait $pid; code=$?; set -e
+[ $code = 5 ] || { echo "exit code $code after SIGHUP, expected 5"; tail -3 "$work/hup.log"; exit 1; }
+no_temporaries "$work/hup"
+nohup "$geodl" "${args[@]}" --epochs 6 --output-path "$work/nohup" > "$work/nohup.log" 2>&1 &
+pid=$!
+started "$work/nohup"
+kill -HUP $pid
+sleep 1
+kill -0 $pid 2>/dev/null || { echo "under nohup, SIGHUP stopped the job"; tail -3 "$work/nohup.log"; exit 1; }
+stop $pid
+
+# SIGTERM to the process and then to its group, as `timeout` sends it: one stop, exit code 5
+# (the second delivery used to count as a second Ctrl-C and kill it: 143).
+setsid "$geodl" "${args[@]}" --epochs 6 --output-path "$work/group" > "$work/group.log" 2>&1 &
+pid=$!
+started "$work/group"
+kill -TERM $pid; kill -TERM -- -$pid
+set +e; wait $pid; code=$?; set -e
+[ $code = 5 ] || { echo "exit code $code after SIGTERM to the process and its group, expected 5"; exit 1; }
+no_temporaries "$work/group"
+echo "SIGTERM and SIGHUP stop train and classify with exit code 5, files complete, nothing partial"
