@@ -28,11 +28,21 @@ class ConfigResolver {
  public:
   explicit ConfigResolver(const std::string& path) : path_(path) {}
 
-  YAML::Node resolve(const YAML::Node& node, const std::string& where) {
+  // Counts the values `node` expands to, without copying them (building yaml-cpp's nodes is
+  // slow: 100000 of them took seconds), and refuses beyond kMaxConfigValues.
+  void checkSize(const YAML::Node& node) {
     if (++values_ > kMaxConfigValues)
       throw InputError("the config file '" + path_ + "' expands to more than " + std::to_string(kMaxConfigValues) +
                        " values (YAML aliases nested in aliases?); a GeoDL config has a few hundred: write the "
                        "values out instead of aliasing them");
+    if (node.IsSequence())
+      for (const auto& item : node) checkSize(item);
+    else if (node.IsMap())
+      for (const auto& kv : node) checkSize(kv.second);
+  }
+
+  // Call checkSize first.
+  YAML::Node resolve(const YAML::Node& node, const std::string& where) {
     if (node.IsSequence()) {
       YAML::Node out(YAML::NodeType::Sequence);
       for (const auto& item : node) out.push_back(resolve(item, where));
@@ -183,7 +193,10 @@ YAML::Node loadConfig(const std::string& path) {
                                                  : std::string("it does not exist; check the path")));
   YAML::Node config;
   try {
-    config = ConfigResolver(path).resolve(YAML::Load(file), "");
+    ConfigResolver resolver(path);
+    const YAML::Node read = YAML::Load(file);
+    resolver.checkSize(read);
+    config = resolver.resolve(read, "");
   } catch (const YAML::ParserException& e) {
     throw InputError("the config file '" + path + "' is not valid YAML: line " +
                      std::to_string(e.mark.line + 1) + ", column " +
