@@ -106,32 +106,32 @@ void trainEpoch(SegmentationModelImpl& model, torch::optim::Optimizer& optimizer
   // On a GPU the next batch (pinned by the loader) is copied while the current step runs:
   // its copy is queued, without waiting, before the step's work.
   Batch batch, next_on_device;
-  bool more = loader.next(batch, &r.data_wait);
-  if (more) next_on_device = {batch.images.to(device, true), batch.labels.to(device, true)};
+  bool more = true;
+  const auto fetch = [&] {
+    more = loader.next(batch, &r.data_wait);
+    if (more) next_on_device = {batch.images.to(device, true), batch.labels.to(device, true)};
+  };
+  fetch();
   while (more) {
     const Batch on_device = next_on_device;
-    const int64_t batch_samples = batch.images.size(0);
-    if (device.is_cuda()) {
-      more = loader.next(batch, &r.data_wait);
-      if (more) next_on_device = {batch.images.to(device, true), batch.labels.to(device, true)};
-    }
+    if (device.is_cuda()) fetch();
     before_batch(b);
     const int64_t n = on_device.images.size(0);
+    const auto where = [&] {  // built only when memory runs out
+      return "out of " + std::string(device.is_cuda() ? "GPU" : "CPU") + " memory at batch " + std::to_string(b + 1) +
+             " of epoch " + std::to_string(r.epoch) + " (" + std::to_string(n) + " samples";
+    };
     double value = 0;
     try {
       value = trainStepFitting(model, optimizer, on_device, step, [&](int parts) {
-        progress.log("out of " + std::string(device.is_cuda() ? "GPU" : "CPU") + " memory at batch " +
-                     std::to_string(b + 1) + " of epoch " + std::to_string(r.epoch) + " (" + std::to_string(n) +
-                     " samples): the batch is computed again in " + std::to_string(parts) + " parts of about " +
+        progress.log(where() + "): the batch is computed again in " + std::to_string(parts) + " parts of about " +
                      std::to_string((n + parts - 1) / parts) +
                      " samples, their gradients added up (the optimizer steps on the whole batch), and so are the "
                      "batches after it");
       });
     } catch (const c10::OutOfMemoryError& e) {
       const std::string what = e.what();
-      throw InputError("out of " + std::string(device.is_cuda() ? "GPU" : "CPU") + " memory at batch " +
-                       std::to_string(b + 1) + " of epoch " + std::to_string(r.epoch) + " (" + std::to_string(n) +
-                       " samples" + (step.parts > 1 ? ", in " + std::to_string(step.parts) + " parts" : std::string()) +
+      throw InputError(where() + (step.parts > 1 ? ", in " + std::to_string(step.parts) + " parts" : std::string()) +
                        (ranks.active() ? ", on rank " + std::to_string(ranks.rank()) + " of " + std::to_string(ranks.size())
                                        : std::string()) +
                        ": " + what.substr(0, what.find('\n')) + "); give a smaller batch_size or checkpoint true; " +
@@ -140,13 +140,10 @@ void trainEpoch(SegmentationModelImpl& model, torch::optim::Optimizer& optimizer
     if (!std::isfinite(value))
       throw Error("the training loss became " + std::to_string(value) + " at epoch " + std::to_string(r.epoch) +
                   "; lower learning_rate");
-    loss_sum += value * double(batch_samples);
-    samples += batch_samples;
+    loss_sum += value * double(n);
+    samples += n;
     on_batch(++b, loss_sum / double(samples));
-    if (!device.is_cuda()) {
-      more = loader.next(batch, &r.data_wait);
-      if (more) next_on_device = {batch.images.to(device, true), batch.labels.to(device, true)};
-    }
+    if (!device.is_cuda()) fetch();
   }
   std::vector<double> sums = {loss_sum, double(samples)};
   ranks.sum(sums);  // the loss and speed of all ranks together

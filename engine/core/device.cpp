@@ -29,20 +29,32 @@ namespace geodl {
 
 bool cudaAvailable() { return torch::cuda::is_available(); }
 
+namespace {
+
+// Name and compute capability of GPU `index` (no CUDA context is made on it).
+GpuInfo gpuProperties(int index) {
+  GpuInfo gpu;
+  gpu.index = index;
+#ifdef GEODL_WITH_CUDA
+  cudaDeviceProp properties{};
+  if (cudaAvailable() && cudaGetDeviceProperties(&properties, index) == cudaSuccess) {
+    gpu.name = properties.name;
+    gpu.major = properties.major;
+    gpu.minor = properties.minor;
+  }
+#endif
+  return gpu;
+}
+
+}  // namespace
+
 std::vector<GpuInfo> gpus() {
   std::vector<GpuInfo> found;
 #ifdef GEODL_WITH_CUDA
   if (!cudaAvailable()) return found;
   const int count = int(torch::cuda::device_count());
   for (int i = 0; i < count; ++i) {
-    GpuInfo gpu;
-    gpu.index = i;
-    cudaDeviceProp properties{};
-    if (cudaGetDeviceProperties(&properties, i) == cudaSuccess) {
-      gpu.name = properties.name;
-      gpu.major = properties.major;
-      gpu.minor = properties.minor;
-    }
+    GpuInfo gpu = gpuProperties(i);
     c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(i));
     size_t free = 0, total = 0;
     if (cudaMemGetInfo(&free, &total) == cudaSuccess) {
@@ -184,9 +196,7 @@ std::string resolvePrecision(const std::string& requested, const std::string& de
   GpuInfo info;
   if (device.rfind("cuda", 0) == 0) {
     const auto colon = device.find(':');
-    info.index = colon == std::string::npos ? 0 : std::stoi(device.substr(colon + 1));
-    for (const auto& g : gpus())
-      if (g.index == info.index) info = g;
+    info = gpuProperties(colon == std::string::npos ? 0 : std::stoi(device.substr(colon + 1)));
   }
   return resolvePrecision(requested, device, info);
 }
