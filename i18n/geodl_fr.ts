@@ -1077,5 +1077,9 @@ Rapport : %2</translation>
         <source>fp16</source>
         <translation>fp16</translation>
     </message>
+    <message>
+        <source>Replace files that GeoDL did not write where an output&apos;s name is derived (NAME_inference.tif in the working folder, model.pt in the output folder, the stores in DATA_PATH/samples); without it they are refused. A path you name is replaced anyway.</source>
+        <translation>Remplacer les fichiers que GeoDL n&apos;a pas écrits là où le nom d&apos;une sortie est dérivé (NAME_inference.tif dans le dossier de travail, model.pt dans le dossier de sortie, les magasins dans DATA_PATH/samples) ; sans cette option ils sont refusés. Un chemin que vous nommez est remplacé dans tous les cas.</translation>
+    </message>
 </context>
 </TS>

@@ -1,7 +1,11 @@
 #include "app/batch_probe_options.h"
 
+#include <cmath>
+#include <cstdint>
+
 #include "app/create_samples.h"
 #include "app/shared_options.h"
+#include "base/errors.h"
 
 namespace geodl {
 
@@ -37,7 +41,16 @@ const OptionTable<BatchProbeOptions>& batchProbeOptionTable() {
 
 BatchProbeResult estimateBatchSize(const BatchProbeOptions& options, Progress& progress) {
   checkOptions(batchProbeOptionTable(), options);
-  return probeMaxBatch(options, progress);
+  BatchProbeResult result = probeMaxBatch(options, progress);
+  // "max_batch: 0" is no answer: the CLI and QGIS refuse it in the same words.
+  if (result.max_batch == 0) {
+    const auto mib = [](double bytes) { return std::to_string(int64_t(std::ceil(bytes / (1024.0 * 1024.0)))); };
+    throw InputError("not even one sample of " + std::to_string(options.sample_size) + " pixels fits the budget of " +
+                     optionText(options.budget_mib) + " MiB: one needs about " + mib(result.bytes_per_sample) +
+                     " MiB besides the " + mib(result.fixed_bytes) + " MiB of the model, its gradients and optimizer; "
+                     "raise the budget (budget_mib), turn checkpointing on, or use smaller samples");
+  }
+  return result;
 }
 
 }  // namespace geodl

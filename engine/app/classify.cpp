@@ -18,6 +18,7 @@
 #include "base/atomic_file.h"
 #include "base/file_identity.h"
 #include "base/file_kind.h"
+#include "base/hard_stop.h"
 #include "base/metadata.h"
 #include "core/device.h"
 #include "base/errors.h"
@@ -266,6 +267,7 @@ RunCounts computeBand(const ClassifyOptions& o, DataParallel& ranks, const RunPl
   const io::RasterTileSource source(*run.reader, run.predictor.info.band_mean, run.predictor.info.band_std);
   io::GeoTiffTileSink* target = out.part ? out.part.get() : out.band_rows > 0 ? out.sink.get() : nullptr;
   if (target) {
+    const hard_stop::LoopScope loop;  // stops by itself at its next batch
     BandSink band_sink(*target, out.part ? out.band_y0 : 0);
     const TileResult tiles =
         classifyTiles([&](const torch::Tensor& x) { return predict(run.predictor, x, o.tta, run.type); }, source,
@@ -288,7 +290,10 @@ RunCounts computeBand(const ClassifyOptions& o, DataParallel& ranks, const RunPl
 std::pair<int64_t, int64_t> finishOutputs(const ClassifyOptions& o, DataParallel& ranks, const RunPlan& run,
                                           RunOutputs& out, Progress& progress) {
   std::pair<int64_t, int64_t> polygon_counts{0, 0};
-  if (ranks.active() && ranks.writes()) assembleBands(out.bands, run.job, *out.sink, ranks.size(), progress);
+  if (ranks.active() && ranks.writes()) {
+    const hard_stop::LoopScope loop;
+    assembleBands(out.bands, run.job, *out.sink, ranks.size(), progress);
+  }
   std::optional<AtomicOutput> polygons;
   if (!o.polygons.empty() && ranks.writes()) {
     progress.report(1.0, "polygons");
@@ -298,6 +303,7 @@ std::pair<int64_t, int64_t> finishOutputs(const ClassifyOptions& o, DataParallel
   }
   if (ranks.writes()) {
     progress.checkCancelled();
+    const hard_stop::CommitScope moving;  // all the outputs or none
     out.sink->commit();
     if (polygons) polygons->commit();
   }

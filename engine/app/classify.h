@@ -9,6 +9,7 @@
 #include "app/options.h"
 #include "app/run_options.h"
 #include "model/model_info.h"
+#include "base/file_identity.h"
 #include "base/progress.h"
 
 namespace geodl {
@@ -37,6 +38,10 @@ struct ClassifyOptions {
   // pixel inside a polygon are computed, and pixels outside every polygon are nodata.
   std::string mask;
   std::string mask_layer;  // empty: the first layer
+  // Outputs whose names GeoDL made (from the working folder and the input's name, or from
+  // the class raster's): a file there is replaced only when GeoDL wrote it, or with
+  // run.overwrite.
+  bool derived_output = false, derived_probabilities = false, derived_polygons = false;
 };
 
 struct ClassifyResult {
@@ -98,6 +103,10 @@ std::vector<ClassifyOptions> classifyRuns(const ClassifyJob& job);
 // every raster opens, no output is another run's input or output (two rasters of one name in
 // different folders), and each existing output is of its own kind. Throws naming the file.
 void checkRuns(const std::vector<ClassifyOptions>& runs);
+
+// A run's outputs as the file checks take them (roles followed by `of`: " of 'INPUT'"), each
+// derived one with GeoDL's mark to look for.
+std::vector<JobOutput> classifyOutputs(const ClassifyOptions& run, const std::string& of = "");
 
 // Every option of the classification job: config key, flag, QGIS parameter, range, help.
 const OptionTable<ClassifyJob>& classifyOptionTable();

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/classify_stages.h"
+#include "app/job_outputs.h"
 #include "base/errors.h"
 #include "base/file_identity.h"
 #include "base/file_kind.h"
@@ -44,15 +45,33 @@ std::vector<ClassifyOptions> classifyRuns(const ClassifyJob& job) {
     one.output = !job.output.empty()
                      ? job.output
                      : (fs::path(job.working_folder) / (fs::path(input).stem().string() + "_inference.tif")).string();
+    one.derived_output = job.output.empty();
     const fs::path out(one.output);
     const std::string stem = (out.parent_path() / out.stem()).string();
-    if (one.probabilities.empty() && (job.probabilities || one.probabilities_float))
+    if (one.probabilities.empty() && (job.probabilities || one.probabilities_float)) {
       one.probabilities = stem + "_probabilities.tif";
-    if (one.polygons.empty() && job.polygons) one.polygons = stem + "_polygons.gpkg";
+      one.derived_probabilities = true;
+    }
+    if (one.polygons.empty() && job.polygons) {
+      one.polygons = stem + "_polygons.gpkg";
+      one.derived_polygons = true;
+    }
     runs.push_back(one);
   }
   checkRuns(runs);
   return runs;
+}
+
+std::vector<JobOutput> classifyOutputs(const ClassifyOptions& run, const std::string& of) {
+  const auto derived = [&](JobOutput out, bool is_derived) {
+    out.derived = is_derived;
+    out.overwrite = run.run.overwrite;
+    out.written_by_geodl = writtenByGeoDLCheck(out.kind);
+    return out;
+  };
+  return {derived({"the class raster" + of, run.output, FileKind::GeoTiff}, run.derived_output),
+          derived({"the probability raster" + of, run.probabilities, FileKind::GeoTiff}, run.derived_probabilities),
+          derived({"the polygon file" + of, run.polygons, FileKind::GeoPackage}, run.derived_polygons)};
 }
 
 void checkRuns(const std::vector<ClassifyOptions>& runs) {
@@ -61,9 +80,7 @@ void checkRuns(const std::vector<ClassifyOptions>& runs) {
   std::vector<JobOutput> typed;
   for (const auto& run : runs) {
     const std::string of = " of '" + run.input + "'";
-    for (const JobOutput& out : {JobOutput{"the class raster" + of, run.output, FileKind::GeoTiff},
-                                 JobOutput{"the probability raster" + of, run.probabilities, FileKind::GeoTiff},
-                                 JobOutput{"the polygon file" + of, run.polygons, FileKind::GeoPackage}}) {
+    for (const JobOutput& out : classifyOutputs(run, of)) {
       outputs.push_back({out.role, out.path});
       typed.push_back(out);
     }

@@ -210,9 +210,7 @@ void planRun(const ClassifyOptions& o, DataParallel& ranks, Progress& progress, 
     run.folders.create(o.output);
     if (!o.probabilities.empty()) run.folders.create(o.probabilities);
     if (!o.polygons.empty()) run.folders.create(o.polygons);
-    for (const auto& line : checkJobFiles({{"the class raster", o.output, FileKind::GeoTiff},
-                                           {"the probability raster", o.probabilities, FileKind::GeoTiff},
-                                           {"the polygon file", o.polygons, FileKind::GeoPackage}},
+    for (const auto& line : checkJobFiles(classifyOutputs(o),
                                           {{"the input raster", o.input}, {"the model file", o.model_path},
                                            {"the model's sidecar", o.sidecar}, {"the mask", o.mask}},
                                           ranks.writes() ? &run.locks : nullptr))

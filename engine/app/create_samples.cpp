@@ -17,10 +17,12 @@
 
 #include "app/data_folder.h"
 #include "app/data_parallel.h"
+#include "app/job_outputs.h"
 #include "base/atomic_file.h"
 #include "base/errors.h"
 #include "base/file_identity.h"
 #include "base/file_kind.h"
+#include "base/hard_stop.h"
 #include "base/metadata.h"
 #include "io/band_statistics.h"
 #include "io/footprints.h"
@@ -132,6 +134,7 @@ class SampleOutputs {
       result_.splits.push_back({split, store->path(), store->size(), pixel_counts_[split]});
     }
     footprints_->finish();
+    const hard_stop::CommitScope moving;  // all the outputs or none
     for (auto& [split, store] : stores_) store->commit();
     footprints_->commit();
   }
@@ -152,8 +155,12 @@ class SampleOutputs {
 // rank), the outputs are locked for the job.
 void checkFiles(const SampleOptions& options, Progress& progress, OutputLocks* locks) {
   std::vector<JobOutput> outputs;
-  for (const auto& split : kSplits) outputs.push_back({"the " + split + " store", storePath(options, split), FileKind::Hdf5});
-  outputs.push_back({"the footprint layer", footprintPath(options), FileKind::GeoPackage});
+  // The stores' names come from the data folder, and the footprints' unless given.
+  for (const auto& split : kSplits)
+    outputs.push_back({"the " + split + " store", storePath(options, split), FileKind::Hdf5, true, options.run.overwrite,
+                       writtenByGeoDLCheck(FileKind::Hdf5)});
+  outputs.push_back({"the footprint layer", footprintPath(options), FileKind::GeoPackage, options.footprint_path.empty(),
+                     options.run.overwrite, writtenByGeoDLCheck(FileKind::GeoPackage)});
   std::vector<JobFile> inputs;
   for (const auto& s : options.sources) {
     inputs.push_back({"the raster", s.raster});
@@ -267,6 +274,7 @@ void mergeParts(const std::vector<std::string>& parts, const SampleOptions& opti
   for (const auto& part : parts)
     readers.push_back(std::make_unique<SamplePartReader>(part, options.sample_size, rasters.front()->info().bands,
                                                          data_type));
+  const hard_stop::LoopScope loop;
   for (int64_t merged = 0;; ++merged) {
     SamplePartReader* next = nullptr;
     for (auto& r : readers)
@@ -330,6 +338,7 @@ SampleResult sampleWindows(const SampleOptions& options, DataParallel& ranks, Pr
   RankProgress shared(progress, ranks, "windows:samples", int64_t(windows.size()), mine);
   std::vector<double> image;
   std::vector<uint8_t> valid, label;
+  const hard_stop::LoopScope loop;
   for (size_t k = rank; k < windows.size(); k += shards) {
     if ((result.windows & 7) == 0) {
       shared.checkCancelled();

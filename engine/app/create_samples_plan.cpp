@@ -136,6 +136,7 @@ Labels openLabels(const SampleOptions& options, const Rasters& rasters, SampleRe
     io::LabelSource ls{s.vector, s.layer, s.field, options.ignored_values};
     labels.push_back(std::make_unique<io::LabelRasterizer>(ls, rasters[i]->info(), options.ignore_index));
     for (auto& v : labels.back()->stringValues()) names_set.insert(v);
+    for (const auto& w : labels.back()->warnings()) result.warnings.push_back(w);
   }
   const std::vector<std::string> string_names(names_set.begin(), names_set.end());
   std::set<int> found;
@@ -205,6 +206,34 @@ void planRasterWindows(const SampleOptions& options, size_t i, const io::RasterI
   }
 }
 
+// Before any window is read: a split that the plan leaves empty is refused saying why (the
+// windows the filters leave out are counted later, when their pixels are read).
+void checkSplitsPlanned(const SampleOptions& options, const Rasters& rasters, const std::vector<Window>& windows) {
+  if (options.split_mode == SplitMode::FromSources) return;
+  size_t val = 0;
+  for (const auto& w : windows) val += w.split == "val";
+  const size_t trn = windows.size() - val;
+  if (trn > 0 && val > 0) return;
+  const std::string empty = trn == 0 ? "training" : "validation", full = trn == 0 ? "validation" : "training";
+  const int S = options.sample_size;
+  if (options.split_mode == SplitMode::ValidationPercent) {
+    size_t blocks = 0;
+    for (const auto& r : rasters) {
+      const int block = 4 * S;
+      blocks += size_t((r->info().width + block - 1) / block) * size_t((r->info().height + block - 1) / block);
+    }
+    throw InputError("the split by percentage gave every window to " + full + ": it draws blocks of 4 x 4 samples (" +
+                     std::to_string(4 * S) + " px square), and the raster" + (rasters.size() > 1 ? "s hold " : " holds ") +
+                     std::to_string(blocks) + " block" + (blocks == 1 ? "" : "s") + ", too few to leave one for " + empty +
+                     "; use a smaller samples_size, larger or more rasters, validation polygons (validation_vector) or "
+                     "each line's dataset column (split: dataset)");
+  }
+  throw InputError("no window of " + std::to_string(S) + " px lies wholly " + (trn == 0 ? "outside" : "inside") +
+                   " the validation polygons of '" + options.validation_vector + "', so the " + empty +
+                   " split would be empty (windows that straddle their border are left out); draw " +
+                   (trn == 0 ? "fewer or smaller" : "larger") + " validation polygons or use a smaller samples_size");
+}
+
 }  // namespace
 
 std::vector<Window> planWindows(const SampleOptions& options, const Rasters& rasters) {
@@ -217,6 +246,7 @@ std::vector<Window> planWindows(const SampleOptions& options, const Rasters& ras
     if (polygons) area = std::make_unique<io::ValidationArea>(polygons->onGridOf(rasters[i]->info()));
     planRasterWindows(options, i, rasters[i]->info(), area.get(), windows);
   }
+  checkSplitsPlanned(options, rasters, windows);
   return windows;
 }
 

@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "base/errors.h"
+#include "base/file_kind.h"
 
 namespace geodl {
 
@@ -58,6 +59,7 @@ std::vector<std::string> splitCsvLine(const std::string& line) {
 }
 
 std::vector<SampleSource> readPrepCsv(const std::string& path) {
+  checkReadableFile(path, "the prep CSV");
   std::ifstream file(path);
   if (!file) throw IoError("cannot read the prep CSV '" + path + "'");
   const fs::path base = fs::absolute(fs::path(path)).parent_path();
@@ -96,6 +98,7 @@ std::vector<SampleSource> readPrepCsv(const std::string& path) {
 }
 
 std::vector<std::string> readInferenceCsv(const std::string& path) {
+  checkReadableFile(path, "the inference CSV");
   std::ifstream file(path);
   if (!file) throw IoError("cannot read the inference CSV '" + path + "'");
   const fs::path base = fs::absolute(fs::path(path)).parent_path();

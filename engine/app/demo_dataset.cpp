@@ -1,8 +1,14 @@
 #include "app/demo_dataset.h"
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <vector>
 
 #include "base/atomic_file.h"
+#include "base/errors.h"
+#include "base/file_kind.h"
+#include "base/hard_stop.h"
 #include "io/synthetic_scene.h"
 
 namespace geodl {
@@ -20,25 +26,10 @@ const OptionTable<DemoOptions>& demoOptionTable() {
   return table;
 }
 
-std::string makeDemoDataset(const DemoOptions& options) {
-  checkOptions(demoOptionTable(), options);
-  const std::string& folder = options.folder;
-  const int size = options.size;
-  const uint64_t seed = options.seed;
-  io::SceneOptions o;
-  o.size = size;
-  o.seed = seed;
-  io::makeSyntheticScene(folder, "scene_trn", o);
-  o.seed = seed + 1;
-  o.origin_x += size * o.pixel_size + 100;  // the validation scene lies beside it
-  io::makeSyntheticScene(folder, "scene_val", o);
-  const auto dir = std::filesystem::path(folder);
-  writeTextAtomically((dir / "scene.csv").string(),
-                      "scene_trn.tif,scene_trn_labels.gpkg,class,trn\n"
-                      "scene_val.tif,scene_val_labels.gpkg,class,val\n");
-  writeTextAtomically((dir / "inference.csv").string(), "scene_val.tif\n");
-  const std::string config = (dir / "config.yaml").string();
-  writeTextAtomically(config, "# GeoDL demo on the built-in synthetic scenes (geo-deep-learning's config format).\n"
+namespace {
+
+// The demo's config: geo-deep-learning's format.
+const char* const kDemoConfig = "# GeoDL demo on the built-in synthetic scenes (geo-deep-learning's config format).\n"
           "# Classes (string field 'class', sorted): 0 background, 1 building, 2 road,\n"
           "# 3 vegetation, 4 water.\n"
           "global:\n"
@@ -81,7 +72,59 @@ std::string makeDemoDataset(const DemoOptions& options) {
           "  working_folder: classified\n"
           "  state_dict_path: model/model.pt\n"
           "  chunk_size: 128\n"
-          "  overlap: 25\n");
+          "  overlap: 25\n";
+
+// A text file of the demo, finished under a temporary name. One that exists with other
+// words (edited by its user) is not replaced.
+AtomicOutput demoText(const std::string& path, const std::string& text) {
+  if (const FileKind kind = fileKind(path); kind == FileKind::Folder || kind == FileKind::Special)
+    throw InputError("'" + path + "' is " + describeFileKind(kind) + ", where make-scene writes its " +
+                     std::filesystem::path(path).filename().string() + ": move it away, or give make-scene another folder");
+  std::ifstream existing(path, std::ios::binary);
+  if (existing) {
+    const std::string old((std::istreambuf_iterator<char>(existing)), std::istreambuf_iterator<char>());
+    if (old != text)
+      throw InputError("'" + path + "' exists and is not the one make-scene writes (edited, or another file of that "
+                       "name): GeoDL does not replace it; move it away, or give make-scene another folder");
+  }
+  AtomicOutput out(path);
+  FileSink sink(out.temporary(), "'" + path + "'");
+  sink.write(text.data(), text.size());
+  sink.close();
+  out.finish();
+  return out;
+}
+
+}  // namespace
+
+std::string makeDemoDataset(const DemoOptions& options) {
+  checkOptions(demoOptionTable(), options);
+  const std::string& folder = options.folder;
+  const auto dir = std::filesystem::path(folder);
+  if (std::filesystem::exists(dir) && !std::filesystem::is_directory(dir))
+    throw InputError("'" + folder + "' is a file, not a folder: give make-scene a folder (it is created when missing)");
+  const std::string config = (dir / "config.yaml").string();
+  // The texts first: an edited config is refused before anything is written.
+  std::vector<AtomicOutput> pending;
+  OutputFolders folders;
+  folders.create(folder, true);
+  pending.push_back(demoText((dir / "scene.csv").string(),
+                             "scene_trn.tif,scene_trn_labels.gpkg,class,trn\n"
+                             "scene_val.tif,scene_val_labels.gpkg,class,val\n"));
+  pending.push_back(demoText((dir / "inference.csv").string(), "scene_val.tif\n"));
+  pending.push_back(demoText(config, kDemoConfig));
+  const int size = options.size;
+  const uint64_t seed = options.seed;
+  io::SceneOptions o;
+  o.size = size;
+  o.seed = seed;
+  io::makeSyntheticScene(folder, "scene_trn", o, &pending);
+  o.seed = seed + 1;
+  o.origin_x += size * o.pixel_size + 100;  // the validation scene lies beside it
+  io::makeSyntheticScene(folder, "scene_val", o, &pending);
+  // Every file complete (a full disk fails before this): all move into place together.
+  const hard_stop::CommitScope moving;
+  for (auto& out : pending) out.commit();
   return config;
 }
 

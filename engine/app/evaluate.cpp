@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/errors.h"
+#include "base/hard_stop.h"
 #include "io/labels.h"
 #include "io/raster.h"
 
@@ -44,6 +45,7 @@ EvaluateResult evaluate(const EvaluateOptions& o, Progress& progress) {
   std::vector<double> values;
   std::vector<uint8_t> valid, labels;
   const int block = 256;
+  const hard_stop::LoopScope loop;
   for (int y = 0; y < info.height; y += block) {
     progress.checkCancelled();
     const int h = std::min(block, info.height - y);

@@ -52,6 +52,7 @@ Inspection inspect(const std::string& path) {
   if (fileKind(path) == FileKind::Hdf5) {
     out.kind = Inspection::Kind::Store;
     out.store = io::readStoreMetadata(path);
+    out.warnings = io::verifyStore(path);  // a damaged store throws, naming the dataset
     return out;
   }
   const LoadedModel loaded = loadModelFile(path);

@@ -34,15 +34,16 @@ struct Inspection {
   ModelInfo model;
   int64_t parameters = 0;
   std::string weights_digest;
-  std::vector<std::string> warnings;  // e.g. a file from before weight digests
+  std::vector<std::string> warnings;  // e.g. a file (model or store) from before digests
   RecordedMetrics metrics;
   TrainingFacts training;
   // A sample store.
   io::StoreContents store;
 };
 
-// Reads `path` as what it is: a sample store (HDF5) or a model file. Throws InputError for a
-// folder or another kind of file, naming what to give instead.
+// Reads `path` as what it is: a sample store (HDF5; its datasets checked against their
+// digests) or a model file. Throws InputError for a folder or another kind of file, naming
+// what to give instead, and for a damaged file.
 Inspection inspect(const std::string& path);
 
 }  // namespace geodl

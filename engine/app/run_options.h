@@ -20,6 +20,9 @@ struct RunOptions {
   // environment; one process by default), and how long a collective waits for the others.
   WorldInfo world;
   double collective_timeout = 300;
+  // Replace files at the outputs' derived names (NAME_inference_polygons.gpkg, model.pt in
+  // the output folder...) that GeoDL did not write; a path the user names is replaced anyway.
+  bool overwrite = false;
 };
 
 // The device this process computes on: run.device resolved (resolveDevice), and with several

@@ -71,6 +71,12 @@ inline std::vector<OptionChoice> precisionChoices() {
           {"fp16", GEODL_TR("fp16")}};
 }
 
+inline OptionTexts overwriteTexts() {
+  return {"", GEODL_TR("Replace files that GeoDL did not write where an output's name is derived (NAME_inference.tif "
+                       "in the working folder, model.pt in the output folder, the stores in DATA_PATH/samples); "
+                       "without it they are refused. A path you name is replaced anyway.")};
+}
+
 inline OptionTexts collectiveTimeoutTexts() {
   return {"", GEODL_TR("Several processes (--nproc, torchrun, srun): seconds a rank waits for the others "
                        "before all stop (a rank that died or hung).")};
@@ -136,6 +142,8 @@ OptionTable<O> runOptionTable(RunOptions O::*member, const std::string& section,
     };
   inner.push_back(collectiveTimeoutOption(option("collective_timeout", &R::collective_timeout),
                                           section + ".collective_timeout"));
+  inner.push_back(option("overwrite", &R::overwrite).config(section + ".overwrite").cli("overwrite")
+                      .describe(overwriteTexts().label, overwriteTexts().help));
   OptionTable<O> table;
   for (const auto& o : inner) table.push_back(nestedOption(o, member));
   return table;

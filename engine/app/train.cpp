@@ -14,6 +14,7 @@
 
 #include "app/train_report.h"
 #include "app/train_stages.h"
+#include "base/hard_stop.h"
 #include "base/atomic_file.h"
 #include "base/errors.h"
 #include "core/device.h"
@@ -211,6 +212,7 @@ class TrainingRun {
     // With several ranks every one must run one backward per step (the all-reduce).
     step.may_split = !ranks_.active();
     int64_t skipped_steps = 0;
+    const hard_stop::LoopScope loop;  // every rank stops together at its next batch
     for (int epoch = result_.first_epoch; epoch <= options_.epochs; ++epoch) {
       const int e0 = epoch - 1;  // 0-based: seeds and the learning-rate schedule
       const double base = double(epoch - result_.first_epoch) * double(train_batches + val_batches);
@@ -403,6 +405,8 @@ std::vector<double> inverseFrequencyWeights(const std::vector<int64_t>& class_pi
 }
 
 TrainResult train(const TrainOptions& options, Progress& progress) {
+  // Stopped where it cannot stop by itself, it says what there is to resume all the same.
+  const hard_stop::StopNote note([&options] { return "training stopped; " + resumeAdvice(options); });
   try {
     return trainStages(options, progress);
   } catch (const Cancelled&) {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "app/job_outputs.h"
 #include "app/train_stages.h"
 #include "base/errors.h"
 #include "base/file_identity.h"
@@ -89,6 +90,12 @@ ModelSpec checkedSpec(const TrainOptions& options, const io::StoreContents& trn,
     throw InputError("global.num_classes is " + std::to_string(spec.classes) + " but the training store was made for " +
                      std::to_string(store_classes) + " classes (background included); set num_classes to " +
                      std::to_string(store_classes));
+  // Labels are one byte: classes 0..n-1 and the ignore index must not meet.
+  if (tm.ignore_index > 0 && tm.ignore_index < spec.classes)
+    throw InputError("the training store has " + std::to_string(spec.classes) + " classes (ids 0 to " +
+                     std::to_string(spec.classes - 1) + ") but its ignore index is " + std::to_string(tm.ignore_index) +
+                     ", one of them: its pixels would be both a class and left out; create the samples again with "
+                     "fewer classes (merge some, or list the rare ones in ignored_values) or another ignore_index");
   if (options.sample_size > 0 && options.sample_size != tm.sample_size)
     throw InputError("global.samples_size is " + std::to_string(options.sample_size) +
                      " but the training store's samples are " + std::to_string(tm.sample_size) +
@@ -161,6 +168,18 @@ TrainPlan planTraining(const TrainOptions& options, TrainResult& result, OutputF
     throw InputError("the pretrained weights '" + options.pretrained + "' do not exist; fix models." +
                      options.model + ".pretrained or set it to false");
 
+  // The stores' datasets against their digests (one read of each; the rank that writes
+  // reads them for all): a damaged store is refused before anything is written.
+  if (writes)
+    for (const auto& [role, path] : {std::pair<const char*, std::string>{"training", options.train_store},
+                                     {"validation", options.val_store}}) {
+      try {
+        for (const auto& warning : io::verifyStore(path, [&] { progress.checkCancelled(); })) progress.log("warning: " + warning);
+      } catch (const InputError& e) {
+        throw InputError(std::string("the ") + role + " store: " + e.what());
+      }
+    }
+
   plan.device_name = rankDevice(options.run);
   plan.on_gpu = plan.device_name.rfind("cuda", 0) == 0;
   plan.precision = resolvePrecision(options.bf16 ? "bf16" : options.run.precision, plan.device_name);
@@ -178,11 +197,17 @@ TrainPlan planTraining(const TrainOptions& options, TrainResult& result, OutputF
   // A new run replaces a finished one's files (said in the log); files of other kinds, and
   // files the run reads, stay. The checkpoint being resumed is read on purpose.
   if (writes)
-  for (const auto& line : checkJobFiles({{"the model file", result.model_path, FileKind::ZipArchive},
+  for (const auto& line : checkJobFiles({{"the model file", result.model_path, FileKind::ZipArchive,
+                                          options.model_path.empty(), options.run.overwrite,
+                                          writtenByGeoDLCheck(FileKind::ZipArchive)},
                                          {"the checkpoint", options.resume ? "" : result.checkpoint_path,
-                                          FileKind::ZipArchive},
-                                         {"the metrics", result.csv_path, FileKind::Other},
-                                         {"the report", result.report_path, FileKind::Other}},
+                                          FileKind::ZipArchive, true, options.run.overwrite,
+                                          writtenByGeoDLCheck(FileKind::ZipArchive)},
+                                         {"the metrics", result.csv_path, FileKind::Other, true, options.run.overwrite,
+                                          writtenByGeoDLCheck(FileKind::Other, "epoch,")},
+                                         {"the report", result.report_path, FileKind::Other, true, options.run.overwrite,
+                                          writtenByGeoDLCheck(FileKind::Other, "<!DOCTYPE html>\n<html lang='en'><head><meta "
+                                                                               "charset='utf-8'><title>GeoDL")}},
                                         {{"the training store", options.train_store},
                                          {"the validation store", options.val_store},
                                          {"the pretrained weights", options.pretrained},

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "app/train_stages.h"
+#include "base/file_kind.h"
 #include "base/metadata.h"
 #include "model/model_file.h"
 #include "io/sample_store.h"
@@ -21,7 +22,7 @@ namespace {
 // The digest of a file's bytes (the pretrained encoder's, recorded in the model file); "" for
 // none or one that cannot be read.
 std::string fileDigest(const std::string& path) {
-  if (path.empty()) return "";
+  if (path.empty() || fileKind(path) == FileKind::Folder || fileKind(path) == FileKind::Special) return "";
   std::ifstream file(path, std::ios::binary);
   if (!file) return "";
   uint64_t hash = kDigestStart;

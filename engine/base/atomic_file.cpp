@@ -17,6 +17,7 @@
 #include <algorithm>
 
 #include "base/errors.h"
+#include "base/hard_stop.h"
 
 namespace geodl {
 
@@ -152,6 +153,7 @@ int removeStaleTemporaries(const std::string& path) {
 AtomicOutput::AtomicOutput(const std::string& path, const std::string& suffix)
     : path_(fs::absolute(path).string()), temporary_(temporaryPathFor(path, suffix)), committed_(false) {
   removeStaleTemporaries(path_);
+  hard_stop::addTemporary(temporary_);
 }
 
 AtomicOutput::~AtomicOutput() { discard(); }
@@ -187,6 +189,7 @@ void AtomicOutput::discard() noexcept {
         (void)::truncate(file->c_str(), 0);
         std::remove(file->c_str());
       }
+    hard_stop::dropTemporary(temporary_);
   }
   committed_ = true;
 }
@@ -204,6 +207,7 @@ void AtomicOutput::finish(const std::string& finished) {
 
 void AtomicOutput::commit(const std::string& finished) {
   if (!is_finished_ || (!finished.empty() && finished != finished_)) finish(finished);
+  const hard_stop::CommitScope moving;  // a signal now waits until the file is in place
   const std::string from = this->finished();
   std::error_code ec;
   fs::rename(from, path_, ec);
@@ -214,6 +218,7 @@ void AtomicOutput::commit(const std::string& finished) {
   }
   if (from != temporary_) std::remove(temporary_.c_str());
   committed_ = true;
+  hard_stop::dropTemporary(temporary_);
   syncPath(fs::path(path_).parent_path().string(), true);
 }
 
@@ -259,12 +264,14 @@ void OutputFolders::create(const std::string& path, bool is_folder) {
   }
   checkWritableFolder(target.string());
   created_.insert(created_.end(), missing.rbegin(), missing.rend());
+  for (auto it = missing.rbegin(); it != missing.rend(); ++it) hard_stop::addFolder(*it);
 }
 
 OutputFolders::~OutputFolders() {
   for (auto it = created_.rbegin(); it != created_.rend(); ++it) {
     std::error_code ignored;
     fs::remove(*it, ignored);  // only when empty
+    hard_stop::dropFolder(*it);
   }
 }
 

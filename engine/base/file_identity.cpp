@@ -60,6 +60,11 @@ std::vector<std::string> checkReplaceableOutputs(const std::vector<JobOutput>& o
       throw InputError(out.role + " '" + out.path + "' exists and is " + describeFileKind(found) + ", not " +
                        (out.kind == FileKind::Other ? std::string("a text file") : describeFileKind(out.kind)) +
                        " as GeoDL writes there: GeoDL does not replace it; move it away or choose another name");
+    if (out.derived && !out.overwrite && found != FileKind::Empty && out.written_by_geodl &&
+        !out.written_by_geodl(out.path))
+      throw InputError(out.role + " '" + out.path + "' exists and GeoDL did not write it: GeoDL made that name (it "
+                       "was not given), so it does not replace a file that may be yours; move it away, or give "
+                       "--overwrite (in a config: overwrite: true) to replace it");
     replaced.push_back("replacing the existing " + out.role.substr(out.role.rfind("the ", 0) == 0 ? 4 : 0) + " '" +
                        out.path + "'");
   }
@@ -76,6 +81,13 @@ void checkOutputNames(const std::vector<JobOutput>& outputs) {
       throw InputError("the name of " + out.role + " ('" + name.substr(0, 40) + "...') is " +
                        std::to_string(name.size()) + " bytes, more than the " + std::to_string(most) +
                        " its file system allows; choose a shorter name");
+    // A GeoTIFF's categories go to NAME.aux.xml beside it, which must fit too.
+    const size_t sidecar = std::string(".aux.xml").size();
+    if (out.kind == FileKind::GeoTiff && name.size() + sidecar > most)
+      throw InputError("the name of " + out.role + " ('" + name.substr(0, 40) + "...') is " +
+                       std::to_string(name.size()) + " bytes: its sidecar (NAME.aux.xml, the class names) would pass the " +
+                       std::to_string(most) + " bytes its file system allows; choose a name of at most " +
+                       std::to_string(most - sidecar) + " bytes");
   }
 }
 

@@ -2,6 +2,7 @@
 // is written, so that no output path (however spelt) destroys an input. Standard library only.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -24,17 +25,24 @@ struct JobFile {
 // Empty paths are skipped.
 void checkOutputsSpareInputs(const std::vector<JobFile>& outputs, const std::vector<JobFile>& inputs);
 
-// An output and the kind of file GeoDL writes there (FileKind::Other: text).
+// An output and the kind of file GeoDL writes there (FileKind::Other: text). A derived one
+// (its name made by GeoDL from another: NAME_inference_polygons.gpkg, model.pt in the
+// output folder) replaces a file only when `written_by_geodl` says GeoDL wrote it, or with
+// `overwrite` (the option of that name): a user's file that happens to bear the name stays.
 struct JobOutput {
   std::string role;
   std::string path;
   FileKind kind;
+  bool derived = false;
+  bool overwrite = false;
+  std::function<bool(const std::string&)> written_by_geodl = {};
 };
 
-// Outputs that exist are replaced (as QGIS does) when they are files of their own kind;
-// returns a line for the log for each. A folder, a file of another kind (a GeoPackage
-// where a GeoTIFF goes, a model where the report goes), a FIFO, socket or device, and a
-// symbolic link to nothing are refused with InputError.
+// Outputs that exist are replaced (as QGIS does) when they are files of their own kind
+// (and, at a derived name, written by GeoDL); returns a line for the log for each. A folder,
+// a file of another kind (a GeoPackage where a GeoTIFF goes, a model where the report goes),
+// a FIFO, socket or device, a symbolic link to nothing, and at a derived name a file GeoDL
+// did not write (without overwrite) are refused with InputError.
 std::vector<std::string> checkReplaceableOutputs(const std::vector<JobOutput>& outputs);
 
 // Throws InputError when an output's name is longer than its file system allows (255 bytes

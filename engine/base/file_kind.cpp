@@ -32,6 +32,14 @@ FileKind fileKind(const std::string& path) {
   return FileKind::Other;
 }
 
+void checkReadableFile(const std::string& path, const std::string& what) {
+  const FileKind kind = fileKind(path);
+  if (kind == FileKind::Folder)
+    throw InputError(what + " '" + path + "' is a folder, not a file; give the file itself");
+  if (kind == FileKind::Special)
+    throw InputError(what + " '" + path + "' is a FIFO, socket or device, not a regular file; give a file");
+}
+
 std::string describeFileKind(FileKind kind) {
   switch (kind) {
     case FileKind::Missing: return "missing";

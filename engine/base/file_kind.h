@@ -22,6 +22,12 @@ std::string describeFileKind(FileKind kind);
 // (no such output) passes. The jobs check their outputs with it, for the CLI and QGIS alike.
 void checkOutputExtension(const std::string& path, FileKind format, const std::string& what);
 
+// Throws InputError naming `what` ("the prep CSV") and the path when it is a folder, a FIFO,
+// socket or device where a file is read: read as a file, a folder fails in the standard
+// library's words ("basic_filebuf::underflow"), a FIFO blocks. A missing path passes (each
+// reader says "cannot read ... check the path" itself).
+void checkReadableFile(const std::string& path, const std::string& what);
+
 // The file's size in bytes (0 when missing).
 uint64_t fileSize(const std::string& path);
 

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "base/errors.h"
+#include "base/hard_stop.h"
 #include "cli/progress_bar.h"
 
 namespace geodl::cli {
@@ -82,6 +83,7 @@ int launchLocalRanks(const std::vector<std::string>& arguments, int nproc) {
   int running = nproc, first_failure = 0, failed_rank = -1;
   bool forwarded = false;
   ProgressBar watch(true);  // its interrupt flag: Ctrl-C or SIGTERM on the launcher
+  const hard_stop::LoopScope loop(30);  // the ranks stop within 2 s of the signal passed to them
   while (running > 0) {
     for (int rank = 0; rank < nproc; ++rank) {
       if (codes[size_t(rank)] >= 0) continue;

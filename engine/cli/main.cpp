@@ -36,6 +36,7 @@
 #include "base/metadata.h"
 #include "model/model_file.h"
 #include "core/model_spec.h"
+#include "io/raster.h"
 #include "io/sample_store.h"
 #include "app/demo_dataset.h"
 
@@ -368,7 +369,9 @@ int printStore(const geodl::Inspection& found) {
     std::cout << " " << m.class_ids[i] << "=" << (i < m.class_names.size() ? m.class_names[i] : "") << " ("
               << (i < m.class_pixel_counts.size() ? m.class_pixel_counts[i] : 0) << " px)";
   std::cout << "\nignore index: " << m.ignore_index << "\nCRS: " << firstWktName(m.crs_wkt)
-            << "\nwritten by: GeoDL " << m.engine_version << std::endl;
+            << "\nwritten by: GeoDL " << m.engine_version
+            << "\ndigests: " << (found.warnings.empty() ? "every dataset matches its own" : "none") << std::endl;
+  for (const auto& w : found.warnings) std::cerr << "geodl: warning: " << w << std::endl;
   return kOk;
 }
 
@@ -455,6 +458,9 @@ int runReportingErrors(const std::function<int()>& run) {
   } catch (const geodl::IoError& e) {
     std::cerr << "geodl: " << g_rank_prefix << "error: " << e.what() << std::endl;
     return kIoError;
+  } catch (const std::filesystem::filesystem_error&) {  // a path the system refused (too long, a loop)
+    std::cerr << "geodl: " << g_rank_prefix << "error: " << geodl::describeCurrentException() << std::endl;
+    return kIoError;
   } catch (...) {
     std::cerr << "geodl: " << g_rank_prefix << "error: " << geodl::describeCurrentException() << std::endl;
     return kFailure;
@@ -479,7 +485,8 @@ int main(int argc, char** argv) {
   // First: a SIGTERM from here on stops the job cleanly (before main, while the libraries
   // load, nothing can be done and nothing has been written).
   geodl::cli::installInterruptHandler();
-  for (const std::string& warning : geodl::dropBadThreadVariables()) std::cerr << "geodl: warning: " << warning << std::endl;
+  for (const std::string& warning : geodl::dropBadRuntimeVariables()) std::cerr << "geodl: warning: " << warning << std::endl;
+  geodl::io::quietLibraryMessages();
   g_arguments.assign(argv + 1, argv + argc);
   CLI::App app{std::string("GeoDL ") + geodl::metadata::kVersion + ": deep learning for geospatial imagery"};
   app.set_version_flag("--version", versionText());

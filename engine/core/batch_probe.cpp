@@ -7,6 +7,7 @@
 
 #include "core/device.h"
 #include "base/errors.h"
+#include "base/hard_stop.h"
 #include "core/memory.h"
 #include "core/model_spec.h"
 #include "core/models.h"
@@ -98,6 +99,7 @@ StepMeasurement measureTrainingStep(const BatchProbeOptions& options, int batch,
   MemoryMeter meter(device);
   StepRunner runner(options, meter, device);
   progress.checkCancelled();
+  const hard_stop::LoopScope loop;  // training steps
   runner.step(batch);  // warm-up: gradients and optimizer state now exist
   synchronize(device);
   meter.resetPeak();

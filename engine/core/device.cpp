@@ -8,6 +8,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -232,22 +233,108 @@ void configureCudnn(const std::string& device, bool deterministic) {
   at::globalContext().setBenchmarkCuDNN(!deterministic);
 }
 
-std::vector<std::string> dropBadThreadVariables() {
+namespace {
+
+// A variable of the libraries GeoDL runs on that a user may set, and what it accepts.
+struct RuntimeVariable {
+  const char* name;
+  const char* accepts;  // for the message
+  bool (*valid)(const std::string& value);
+  bool read_at_start;   // OpenMP (libgomp) reads it before GeoDL starts, and said so itself
+};
+
+bool matches(const std::string& value, const char* pattern) {
+  return std::regex_match(value, std::regex(pattern, std::regex::icase | std::regex::extended));
+}
+bool positiveList(const std::string& v) {  // "4" or "4,2": OpenMP's nested levels
+  if (v.empty() || v.size() > 64 || !matches(v, "[0-9]{1,6}(,[0-9]{1,6})*")) return false;
+  std::stringstream parts(v);
+  for (std::string part; std::getline(parts, part, ',');)
+    if (std::stoi(part) <= 0) return false;
+  return true;
+}
+bool wholeNumber(const std::string& v) { return matches(v, "[0-9]{1,9}"); }
+bool positiveNumber(const std::string& v) { return wholeNumber(v) && std::stol(v) > 0; }
+bool stackSize(const std::string& v) {  // libgomp: a size in KiB by default, at least 16 KiB
+  std::smatch m;
+  if (!std::regex_match(v, m, std::regex("([0-9]{1,12}) *([bkmg]?)", std::regex::icase))) return false;
+  const char unit = m[2].length() ? char(std::tolower(m[2].str()[0])) : 'k';
+  const double bytes = std::stod(m[1].str()) * (unit == 'b' ? 1 : unit == 'k' ? 1024 : unit == 'm' ? 1 << 20 : 1 << 30);
+  return bytes >= 16 * 1024;
+}
+
+const std::vector<RuntimeVariable>& runtimeVariables() {
+  static const std::vector<RuntimeVariable> variables = {
+      {"OMP_NUM_THREADS", "a positive whole number", positiveList, false},
+      {"MKL_NUM_THREADS", "a positive whole number", positiveList, false},
+      {"OMP_THREAD_LIMIT", "a positive whole number", positiveNumber, true},
+      {"OMP_MAX_ACTIVE_LEVELS", "a whole number", wholeNumber, true},
+      {"OMP_DYNAMIC", "true or false", [](const std::string& v) { return matches(v, " *(true|false) *"); }, true},
+      {"OMP_WAIT_POLICY", "active or passive", [](const std::string& v) { return matches(v, " *(active|passive) *"); },
+       true},
+      {"OMP_PROC_BIND", "true, false, close, spread, master or primary (a list of them for nested levels)",
+       [](const std::string& v) { return matches(v, "(true|false|close|spread|master|primary)(,(close|spread|master|primary))*"); },
+       true},
+      {"OMP_PLACES", "threads, cores, sockets, ll_caches or numa_domains (with a count in parentheses), or a list of "
+                     "places in braces",
+       [](const std::string& v) {
+         return matches(v, " *(threads|cores|sockets|ll_caches|numa_domains)( *\\( *[0-9]+ *\\))? *") ||
+                matches(v, " *\\{.*") || matches(v, " *![{].*");
+       },
+       true},
+      {"OMP_STACKSIZE", "a size of at least 16K (B, K, M or G; K when no unit)", stackSize, true},
+      {"OMP_SCHEDULE", "static, dynamic, guided or auto, with an optional chunk size (dynamic,4)",
+       [](const std::string& v) {
+         return matches(v, " *((monotonic|nonmonotonic):)?(static|dynamic|guided|auto)( *, *[0-9]+)? *");
+       },
+       true},
+      {"OMP_DISPLAY_ENV", "true, false or verbose",
+       [](const std::string& v) { return matches(v, " *(true|false|verbose) *"); }, true},
+      {"GOMP_SPINCOUNT", "a whole number (with k, M, G or T) or infinite",
+       [](const std::string& v) { return matches(v, " *([0-9]+ *[kmgt]?|infinite|infinity) *"); }, true},
+      {"GOMP_CPU_AFFINITY", "CPU numbers and ranges (0 3 1-2 4-15:2)",
+       [](const std::string& v) { return matches(v, "[ ,]*[0-9]+(-[0-9]+(:[0-9]+)?)?([ ,]+[0-9]+(-[0-9]+(:[0-9]+)?)?)*[ ,]*"); },
+       true},
+      {"ATEN_CPU_CAPABILITY", "default, avx2 or avx512",
+       [](const std::string& v) { return matches(v, "(default|avx2|avx512|zvector|vsx)"); }, false},
+      {"DNNL_MAX_CPU_ISA", "an instruction set oneDNN knows (SSE41, AVX, AVX2, AVX2_VNNI, AVX512_CORE, "
+                           "AVX512_CORE_VNNI, AVX512_CORE_BF16, AVX512_CORE_AMX or ALL)",
+       [](const std::string& v) {
+         return matches(v, "(sse41|avx|avx2|avx2_vnni|avx512_core|avx512_core_vnni|avx512_core_bf16|avx512_core_fp16|"
+                           "avx512_core_amx|avx512_core_amx_fp16|avx10_1_512|avx10_1_512_amx|avx10_1_512_amx_fp16|"
+                           "avx2_vnni_2|all|default)");
+       },
+       false},
+      {"DNNL_VERBOSE", "0, 1 or 2", [](const std::string& v) {
+         const char* word = "(none|error|warn|check|profile_create|profile_exec|profile|dispatch|all|debuginfo=[0-9]+)";
+         return matches(v, "[0-2]") || matches(v, (std::string(word) + "(," + word + ")*").c_str());
+       }, false},
+      {"DNNL_DEFAULT_FPMATH_MODE", "strict, bf16, f16, tf32 or any",
+       [](const std::string& v) { return matches(v, "(strict|bf16|f16|tf32|any)"); }, false},
+      {"DNNL_PRIMITIVE_CACHE_CAPACITY", "a whole number", wholeNumber, false},
+  };
+  return variables;
+}
+
+}  // namespace
+
+std::vector<std::string> dropBadRuntimeVariables() {
   std::vector<std::string> warnings;
-  for (const char* name : {"OMP_NUM_THREADS", "MKL_NUM_THREADS"}) {
-    const char* value = std::getenv(name);
-    if (!value) continue;
-    const std::string text = value;
-    bool ok = !text.empty();
-    std::stringstream parts(text);
-    for (std::string part; ok && std::getline(parts, part, ',');)
-      ok = !part.empty() && part.size() < 7 && part.find_first_not_of("0123456789") == std::string::npos &&
-           std::stoi(part) > 0;
-    if (ok) continue;
-    warnings.push_back(std::string(name) + " is '" + text.substr(0, 40) +
-                       "', not a positive whole number: it is ignored (GeoDL's threads option sets the threads; "
-                       "unset it or give a number)");
-    unsetenv(name);
+  for (const RuntimeVariable& variable : runtimeVariables()) {
+    // oneDNN reads its variables under both names.
+    std::vector<std::string> names = {variable.name};
+    if (std::string(variable.name).rfind("DNNL_", 0) == 0) names.push_back("ONEDNN_" + std::string(variable.name).substr(5));
+    for (const std::string& name : names) {
+      const char* value = std::getenv(name.c_str());
+      if (!value || variable.valid(value)) continue;
+      const std::string text = value;
+      warnings.push_back(name + " is '" + text.substr(0, 40) + "', not " + variable.accepts + ": it is ignored" +
+                         (variable.read_at_start ? " (OpenMP said so above, in its words, as GeoDL started)" : "") +
+                         (name == "OMP_NUM_THREADS" || name == "MKL_NUM_THREADS"
+                              ? " (GeoDL's threads option sets the threads; unset it or give a number)"
+                              : "; unset it or give such a value"));
+      unsetenv(name.c_str());
+    }
   }
   return warnings;
 }

@@ -59,10 +59,14 @@ std::string resolvePrecision(const std::string& requested, const std::string& de
 // measures (training). Nothing on the CPU.
 void configureCudnn(const std::string& device, bool deterministic);
 
-// OMP_NUM_THREADS and MKL_NUM_THREADS that are not a positive whole number (OpenMP's list
-// of them too) are removed from the environment before LibTorch reads them (it printed a
-// stack trace): a warning for each, in GeoDL's words. Call first thing.
-std::vector<std::string> dropBadThreadVariables();
+// The variables of OpenMP, oneDNN and LibTorch a user may set (OMP_NUM_THREADS,
+// MKL_NUM_THREADS, OMP_PROC_BIND, OMP_STACKSIZE, ATEN_CPU_CAPABILITY, DNNL_MAX_CPU_ISA...)
+// with a value their library does not accept are removed from the environment before
+// LibTorch and oneDNN read them (a junk OMP_NUM_THREADS printed LibTorch's stack trace; the
+// others were ignored silently or in the library's words): a warning for each, in GeoDL's
+// words. OpenMP reads its own before GeoDL starts: it has said so itself, and GeoDL says
+// what to do. Call first thing.
+std::vector<std::string> dropBadRuntimeVariables();
 
 // Sets LibTorch's intra-op threads; 0 means every available core. Returns the count set.
 // Denormal floats are flushed to zero in every compute thread (they slow CPUs down).

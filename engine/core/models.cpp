@@ -4,6 +4,7 @@
 #include <iterator>
 
 #include "base/errors.h"
+#include "base/file_kind.h"
 
 #include "core/deeplab.h"
 #include "core/resnet_unet.h"
@@ -14,6 +15,7 @@ namespace geodl {
 
 c10::Dict<c10::IValue, c10::IValue> readTorchSavedDict(const std::string& path, const std::string& what,
                                                        const std::string& where, const std::string& fix) {
+  checkReadableFile(path, "the " + what);
   std::ifstream file(path, std::ios::binary);
   if (!file) throw InputError("cannot read the " + what + " '" + path + "': check the path" + where);
   std::vector<char> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());

@@ -31,6 +31,7 @@ FootprintWriter::FootprintWriter(const std::string& path, const std::string& crs
   errno = 0;
   impl_->ds.reset(driver->Create(impl_->out.temporary().c_str(), 0, 0, 0, GDT_Unknown, nullptr));
   if (!impl_->ds) throw gdalWriteFailure("the footprint layer '" + path + "'", path);
+  markWrittenByGeoDL(*impl_->ds);
   OGRSpatialReference srs;
   OGRSpatialReference* srs_ptr = nullptr;
   if (!crs_wkt.empty() && srs.importFromWkt(crs_wkt.c_str()) == OGRERR_NONE) srs_ptr = &srs;

@@ -3,12 +3,15 @@
 #include <cpl_error.h>
 
 #include <cerrno>
+#include <cmath>
 #include <mutex>
 #include <sstream>
 
 #include "base/atomic_file.h"
 #include "base/errors.h"
 #include "base/file_kind.h"
+#include "base/metadata.h"
+#include "io/raster.h"
 
 namespace geodl::io {
 
@@ -93,6 +96,42 @@ std::string formatExtent(const OGREnvelope& e) {
   s.precision(12);
   s << "(" << e.MinX << ", " << e.MinY << ") - (" << e.MaxX << ", " << e.MaxY << ")";
   return s.str();
+}
+
+void markWrittenByGeoDL(GDALDataset& ds) {
+  const std::string driver = ds.GetDriver() ? ds.GetDriver()->GetDescription() : "";
+  if (driver == "GTiff" || driver == "COG")
+    ds.SetMetadataItem("TIFFTAG_SOFTWARE", (std::string("GeoDL ") + metadata::kVersion).c_str());
+  else
+    ds.SetMetadataItem("GEODL_VERSION", metadata::kVersion);
+}
+
+bool writtenByGeoDL(const std::string& path) {
+  const FileKind kind = fileKind(path);
+  if (kind != FileKind::GeoTiff && kind != FileKind::GeoPackage) return false;
+  initGdal();
+  CPLErrorHandlerPusher quiet(CPLQuietErrorHandler);
+  Dataset ds(GDALDataset::Open(path.c_str(), GDAL_OF_READONLY | GDAL_OF_RASTER | GDAL_OF_VECTOR));
+  if (!ds) return false;
+  if (kind == FileKind::GeoTiff) {
+    const char* software = ds->GetMetadataItem("TIFFTAG_SOFTWARE");
+    return software && std::string(software).rfind("GeoDL", 0) == 0;
+  }
+  return ds->GetMetadataItem("GEODL_VERSION") != nullptr;
+}
+
+void quietLibraryMessages() { CPLSetErrorHandler(CPLQuietErrorHandler); }
+
+void checkDegrees(OGRLayer& layer, const OGRSpatialReference& srs, const std::string& what) {
+  OGREnvelope extent;
+  if (!srs.IsGeographic() || layer.GetExtent(&extent, TRUE) != OGRERR_NONE) return;
+  if (std::abs(extent.MinX) <= 360 && std::abs(extent.MaxX) <= 360 && std::abs(extent.MinY) <= 90 &&
+      std::abs(extent.MaxY) <= 90)
+    return;
+  throw InputError(what + " is in a geographic CRS (" + (srs.GetName() ? srs.GetName() : "in degrees") +
+                   "), but its coordinates reach " + formatExtent(extent) +
+                   ", which are not degrees (a GeoJSON without a \"crs\" member is WGS 84 by its standard); assign "
+                   "its real CRS (ogr2ogr -a_srs EPSG:xxxx)");
 }
 
 }  // namespace geodl::io

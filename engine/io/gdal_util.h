@@ -32,6 +32,10 @@ using Dataset = std::unique_ptr<GDALDataset, DatasetCloser>;
 // and the sidecar .aux.xml are written then).
 void closeWritten(Dataset& ds, const std::string& what, const std::string& path);
 
+// Marks a dataset GeoDL creates as its own (GeoTIFF: TIFFTAG_SOFTWARE "GeoDL VERSION";
+// GeoPackage: the metadata item GEODL_VERSION), for writtenByGeoDL() (io/raster.h).
+void markWrittenByGeoDL(GDALDataset& ds);
+
 // Opens a raster (readonly); throws IoError naming the file.
 Dataset openRaster(const std::string& path);
 // Opens a vector dataset (readonly); throws IoError naming the file.
@@ -42,5 +46,9 @@ std::unique_ptr<OGRSpatialReference> gisSrs(const OGRSpatialReference* srs);
 
 // "(minx, miny) - (maxx, maxy)"
 std::string formatExtent(const OGREnvelope& e);
+// Throws InputError naming `what` when `srs` (the layer's) is geographic but the layer's
+// coordinates are not degrees: a GeoJSON without a "crs" member is WGS 84 by its standard,
+// whatever its numbers, and PROJ then failed on every feature in its own words.
+void checkDegrees(OGRLayer& layer, const OGRSpatialReference& srs, const std::string& what);
 
 }  // namespace geodl::io

@@ -8,6 +8,7 @@
 
 #include "base/atomic_file.h"
 #include "base/errors.h"
+#include "base/hard_stop.h"
 #include "io/gdal_util.h"
 
 namespace geodl::io {
@@ -62,6 +63,7 @@ GeoTiffWriter::GeoTiffWriter(const std::string& path, const GeoTiffSpec& spec)
                             spec.float32 ? GDT_Float32 : GDT_Byte, options));
   CSLDestroy(options);
   if (!d.ds) throw gdalWriteFailure("'" + path + "'", path);
+  markWrittenByGeoDL(*d.ds);
   std::array<double, 6> gt = spec.geotransform;
   d.ds->SetGeoTransform(gt.data());
   if (!spec.crs_wkt.empty()) d.ds->SetProjection(spec.crs_wkt.c_str());
@@ -188,12 +190,17 @@ const std::string& GeoTiffWriter::finishedPath() const { return impl_->out.finis
 void GeoTiffWriter::commit() {
   auto& d = *impl_;
   if (d.ds) finish();
+  const hard_stop::CommitScope moving;  // the raster and its sidecar
   const std::string finished = d.out.finished();
   d.out.commit();
   // The sidecar (category names): the new one, or none where the old file had one.
   std::error_code ec;
-  if (fs::exists(finished + ".aux.xml")) fs::rename(finished + ".aux.xml", path_ + ".aux.xml", ec);
-  else fs::remove(path_ + ".aux.xml", ec);
+  if (fs::exists(finished + ".aux.xml")) {
+    fs::rename(finished + ".aux.xml", path_ + ".aux.xml", ec);
+    if (ec) fs::remove(finished + ".aux.xml", ec);  // never left behind (the jobs check the name fits)
+  } else {
+    fs::remove(path_ + ".aux.xml", ec);
+  }
   d.committed = true;
 }
 

@@ -3,6 +3,7 @@
 #include <gdal_alg.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <sstream>
@@ -97,6 +98,7 @@ LabelRasterizer::LabelRasterizer(const LabelSource& source, const RasterInfo& ra
   raster_srs.importFromWkt(raster.crs_wkt.c_str());
   raster_srs.SetAxisMappingStrategy(OAMS_TRADITIONAL_GIS_ORDER);
   auto vector_srs = gisSrs(layer_srs);
+  checkDegrees(*layer, *vector_srs, "the vector layer '" + std::string(layer->GetName()) + "' of '" + source.path + "'");
   std::unique_ptr<OGRCoordinateTransformation> transform;
   if (!vector_srs->IsSame(&raster_srs)) {
     transform.reset(OGRCreateCoordinateTransformation(vector_srs.get(), &raster_srs));
@@ -105,7 +107,9 @@ LabelRasterizer::LabelRasterizer(const LabelSource& source, const RasterInfo& ra
                                    raster.path + "'"));
   }
 
-  size_t features = 0;
+  size_t features = 0, unclassified = 0;
+  GIntBig first_unclassified = 0;
+  const bool real_field = !mask && !strings && layer->GetLayerDefn()->GetFieldDefn(index)->GetType() == OFTReal;
   layer->ResetReading();
   for (auto& feature : *layer) {
     ++features;
@@ -117,7 +121,10 @@ LabelRasterizer::LabelRasterizer(const LabelSource& source, const RasterInfo& ra
       throw InputError("feature " + std::to_string(feature->GetFID()) + " of '" + source.path +
                        "' is a " + OGRGeometryTypeToName(geometry->getGeometryType()) +
                        "; " + (mask ? "a mask" : "ground truth") + " must be polygons or multipolygons");
-    if (!mask && !feature->IsFieldSetAndNotNull(index)) continue;  // no class: background
+    if (!mask && !feature->IsFieldSetAndNotNull(index)) {  // no class: not burned
+      if (unclassified++ == 0) first_unclassified = feature->GetFID();
+      continue;
+    }
     const std::string text = mask ? "1" : feature->GetFieldAsString(index);
     int id = 0;  // string classes are numbered below
     const bool ignored = std::find(source.ignored_values.begin(), source.ignored_values.end(),
@@ -127,6 +134,13 @@ LabelRasterizer::LabelRasterizer(const LabelSource& source, const RasterInfo& ra
     } else if (ignored) {
       id = ignore_index;
     } else if (!strings) {
+      if (real_field) {
+        const double real = feature->GetFieldAsDouble(index);
+        if (real != std::floor(real))
+          throw InputError("feature " + std::to_string(feature->GetFID()) + " of '" + source.path + "' has class " +
+                           feature->GetFieldAsString(index) + " in field '" + source.field +
+                           "': class ids are whole numbers; round the field's values or use an integer field");
+      }
       const GIntBig value = feature->GetFieldAsInteger64(index);
       if (value < 0 || value > 254 || value == ignore_index)
         throw InputError("feature " + std::to_string(feature->GetFID()) + " of '" + source.path +
@@ -153,6 +167,14 @@ LabelRasterizer::LabelRasterizer(const LabelSource& source, const RasterInfo& ra
     throw InputError("the vector layer '" + std::string(layer->GetName()) + "' of '" +
                      source.path + "' has no polygon" +
                      (mask ? std::string() : " with a class in '" + source.field + "'"));
+
+  if (unclassified > 0)
+    warnings_.push_back(std::to_string(unclassified) + " feature" + (unclassified > 1 ? "s" : "") + " of '" + source.path +
+                        "' (the first: feature " + std::to_string(first_unclassified) + ") " +
+                        (unclassified > 1 ? "have" : "has") + " no class in field '" + source.field +
+                        "' (null) and " + (unclassified > 1 ? "are" : "is") +
+                        " left out: their pixels take the class of what else covers them, or background; give "
+                        "them a class, or a value listed in ignored_values to leave their pixels out of training");
 
   // Overlap check, in the raster's CRS.
   const auto& gt = raster.geotransform;
@@ -182,7 +204,17 @@ std::vector<std::string> LabelRasterizer::stringValues() const {
   return {values.begin(), values.end()};
 }
 
+void checkStringClassCount(size_t count, int ignore_index) {
+  const size_t fit = size_t(std::min(254, ignore_index > 0 ? ignore_index - 1 : 254));
+  if (count > fit)
+    throw InputError("the ground truth has " + std::to_string(count) + " string classes, numbered from 1, but only " +
+                     std::to_string(fit) + " fit beside the background (0) and the ignore index (" +
+                     std::to_string(ignore_index) + "), in labels of one byte; merge classes, or list the rare ones in "
+                     "ignored_values");
+}
+
 void LabelRasterizer::numberStringClasses(const std::vector<std::string>& names) {
+  checkStringClassCount(names.size(), impl_->ignore_index);
   std::map<std::string, int> ids;
   for (size_t i = 0; i < names.size(); ++i) ids[names[i]] = int(i) + 1;
   for (auto& s : impl_->shapes) {

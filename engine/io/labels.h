@@ -52,6 +52,8 @@ class LabelRasterizer {
 
   // Every class value found: ids (with 0), names, and whether the field held strings.
   const ClassTable& classes() const { return classes_; }
+  // What reading the layer found worth a warning (features without a class).
+  const std::vector<std::string>& warnings() const { return warnings_; }
 
  private:
   // Sorts the shapes into burn order and lists the classes found.
@@ -59,6 +61,11 @@ class LabelRasterizer {
   struct Impl;
   std::unique_ptr<Impl> impl_;
   ClassTable classes_;
+  std::vector<std::string> warnings_;
 };
+
+// The string classes that fit beside the background (0) and the ignore index: ids 1..254,
+// stopping below the ignore index. Throws InputError naming the count and the fix.
+void checkStringClassCount(size_t count, int ignore_index);
 
 }  // namespace geodl::io

@@ -30,6 +30,7 @@ PolygonizeResult polygonizeClasses(const std::string& raster, AtomicOutput& outp
     errno = 0;
     Dataset out(driver->Create(temp.c_str(), 0, 0, 0, GDT_Unknown, nullptr));
     if (!out) throw gdalWriteFailure(what, gpkg);
+    markWrittenByGeoDL(*out);
     OGRSpatialReference* srs = const_cast<OGRSpatialReference*>(source->GetSpatialRef());  // 3.6 API
     OGRLayer* layer = out->CreateLayer("classes", srs, wkbPolygon, nullptr);
     OGRFieldDefn id("class_id", OFTInteger), name("class_name", OFTString), area("area", OFTReal);

@@ -78,8 +78,13 @@ void RasterReader::read(int x, int y, int w, int h, std::vector<double>& values,
   const GSpacing line = GSpacing(w) * pixel;
   CPLErrorReset();
   if (impl_->ds->RasterIO(GF_Read, x0, y0, iw, ih, first, iw, ih, GDT_Float64, bands, nullptr,
-                          pixel, line, sizeof(double), nullptr) != CE_None)
-    throw IoError(gdalMessage("reading '" + info_.path + "' failed"));
+                          pixel, line, sizeof(double), nullptr) != CE_None) {
+    const char* last = CPLGetLastErrorMsg();
+    throw IoError("cannot read the raster '" + info_.path + "' at column " + std::to_string(x0) + ", row " +
+                  std::to_string(y0) + ": the file is damaged or truncated, or its disk failed" +
+                  (last && *last ? std::string(" (GDAL: ") + last + ")" : std::string()) +
+                  "; copy it again, or check it with gdalinfo -checksum");
+  }
   bool any_nodata = false;
   for (int b = 0; b < bands; ++b) any_nodata = any_nodata || info_.has_nodata[b];
   const bool floats = info_.data_type == "Float32" || info_.data_type == "Float64";

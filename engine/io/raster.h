@@ -54,6 +54,16 @@ class RasterReader {
 // sidecars GDAL keeps beside rasters (.aux.xml, .ovr, .msk). Not recursive.
 std::vector<std::string> rastersInFolder(const std::string& folder);
 
+// GDAL, OGR, PROJ and libtiff print their errors and warnings to stderr in their own words
+// ("ERROR 1: TIFFReadEncodedTile() failed", five "Invalid latitude" lines); the command line
+// turns that off: GeoDL's messages name the file, the problem and the fix, with the
+// library's last words where they help. (QGIS keeps its own handler: it logs them.)
+void quietLibraryMessages();
+
+// Whether GeoDL wrote the GeoTIFF or GeoPackage at `path` (its mark: see the writers); false
+// for other files and for GeoDL's outputs from before the mark.
+bool writtenByGeoDL(const std::string& path);
+
 // The category names of a raster's first band (a class raster's class names, by value).
 std::vector<std::string> categoryNames(const std::string& path);
 

@@ -2,11 +2,15 @@
 
 #include <hdf5.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <limits>
 #include <mutex>
 
 #include "base/atomic_file.h"
+#include "base/digest.h"
 #include "base/errors.h"
 #include "base/file_kind.h"
 
@@ -36,6 +40,46 @@ hid_t fileType(const std::string& data_type) {
   if (data_type == "Float64") return H5T_IEEE_F64LE;
   throw InputError("pixels of type " + data_type + " cannot be stored");
 }
+
+// The stored pixel type in memory (little-endian files on a little-endian machine: the
+// same bytes, which the datasets' digests cover).
+hid_t memoryType(const std::string& data_type) {
+  if (data_type == "Byte") return H5T_NATIVE_UINT8;
+  if (data_type == "UInt16") return H5T_NATIVE_UINT16;
+  if (data_type == "Int16") return H5T_NATIVE_INT16;
+  if (data_type == "UInt32") return H5T_NATIVE_UINT32;
+  if (data_type == "Int32") return H5T_NATIVE_INT32;
+  if (data_type == "Float32") return H5T_NATIVE_FLOAT;
+  return H5T_NATIVE_DOUBLE;
+}
+
+template <typename T>
+void convertPixels(const std::vector<double>& values, std::vector<unsigned char>& bytes) {
+  bytes.resize(values.size() * sizeof(T));
+  T* out = reinterpret_cast<T*>(bytes.data());
+  for (size_t i = 0; i < values.size(); ++i) {
+    if constexpr (std::is_integral_v<T>)
+      out[i] = T(std::clamp(values[i], double(std::numeric_limits<T>::lowest()), double(std::numeric_limits<T>::max())));
+    else
+      out[i] = T(values[i]);
+  }
+}
+
+// The pixels of one sample in the store's own type, as they are written and digested.
+void storedPixels(const std::string& data_type, const std::vector<double>& values, std::vector<unsigned char>& bytes) {
+  if (data_type == "Byte") convertPixels<uint8_t>(values, bytes);
+  else if (data_type == "UInt16") convertPixels<uint16_t>(values, bytes);
+  else if (data_type == "Int16") convertPixels<int16_t>(values, bytes);
+  else if (data_type == "UInt32") convertPixels<uint32_t>(values, bytes);
+  else if (data_type == "Int32") convertPixels<int32_t>(values, bytes);
+  else if (data_type == "Float32") convertPixels<float>(values, bytes);
+  else convertPixels<double>(values, bytes);
+}
+
+// The attribute on each dataset that holds the digest of its bytes (FNV-1a, in row order).
+constexpr const char* kDigestAttribute = "geodl_digest";
+constexpr const char* kDigestedDatasets[] = {"sat_img", "map_img", "sample_window", "sample_geotransform",
+                                             "sample_source"};
 
 // An HDF5 identifier closed by the right function.
 class Id {
@@ -222,6 +266,9 @@ Id openStore(const std::string& path) {
 struct SampleStoreWriter::Impl {
   AtomicOutput out;  // first: destroyed after the file closes
   Id file, sat, map, window, geotransform, source;
+  std::string data_type;
+  std::vector<unsigned char> pixels;  // one sample in the stored type
+  uint64_t digests[5] = {kDigestStart, kDigestStart, kDigestStart, kDigestStart, kDigestStart};  // kDigestedDatasets
   int64_t size = 0, capacity = 0;
   bool finished = false, committed = false;
 };
@@ -237,6 +284,7 @@ SampleStoreWriter::SampleStoreWriter(const std::string& path, int sample_size, i
   if (!impl_->file.ok())
     throw writeFailure("the sample store '" + path + "'", path, errno, "its folder is missing or cannot be written");
   const hid_t f = impl_->file.get();
+  impl_->data_type = data_type;
   const hsize_t s = hsize_t(sample_size), b = hsize_t(bands);
   impl_->sat = createDataset(f, "sat_img", fileType(data_type), {s, s, b}, path);
   impl_->map = createDataset(f, "map_img", H5T_STD_U8LE, {s, s}, path);
@@ -267,11 +315,19 @@ void SampleStoreWriter::append(const std::vector<double>& image, const std::vect
     for (const Id* ds : {&d.sat, &d.map, &d.window, &d.geotransform, &d.source})
       setExtent(ds->get(), hsize_t(d.capacity), path_);
   }
-  writeRows(d.sat.get(), hsize_t(d.size), image.data(), H5T_NATIVE_DOUBLE, path_);
+  storedPixels(d.data_type, image, d.pixels);
+  const int32_t window32[4] = {window[0], window[1], window[2], window[3]};
+  const int32_t source32 = source_index;
+  writeRows(d.sat.get(), hsize_t(d.size), d.pixels.data(), memoryType(d.data_type), path_);
   writeRows(d.map.get(), hsize_t(d.size), labels.data(), H5T_NATIVE_UINT8, path_);
-  writeRows(d.window.get(), hsize_t(d.size), window.data(), H5T_NATIVE_INT, path_);
+  writeRows(d.window.get(), hsize_t(d.size), window32, H5T_NATIVE_INT32, path_);
   writeRows(d.geotransform.get(), hsize_t(d.size), geotransform.data(), H5T_NATIVE_DOUBLE, path_);
-  writeRows(d.source.get(), hsize_t(d.size), &source_index, H5T_NATIVE_INT, path_);
+  writeRows(d.source.get(), hsize_t(d.size), &source32, H5T_NATIVE_INT32, path_);
+  addToDigest(d.digests[0], d.pixels.data(), d.pixels.size());
+  addToDigest(d.digests[1], labels.data(), labels.size());
+  addToDigest(d.digests[2], window32, sizeof window32);
+  addToDigest(d.digests[3], geotransform.data(), sizeof(double) * geotransform.size());
+  addToDigest(d.digests[4], &source32, sizeof source32);
   ++d.size;
 }
 
@@ -296,6 +352,8 @@ void SampleStoreWriter::finish(const StoreMetadata& m) {
   writeStringsAttribute(f, "sources", m.sources);
   writeStringsAttribute(f, "source_crs_wkt", m.source_crs_wkt);
   writeStringAttribute(f, "crs_wkt", m.crs_wkt);
+  const Id* datasets[] = {&d.sat, &d.map, &d.window, &d.geotransform, &d.source};
+  for (size_t i = 0; i < 5; ++i) writeStringAttribute(datasets[i]->get(), kDigestAttribute, digestText(d.digests[i]));
   d.sat.reset();
   d.map.reset();
   d.window.reset();
@@ -400,6 +458,52 @@ std::array<double, 6> readSampleGeotransform(const std::string& path, int64_t in
   Id ds(H5Dopen2(file.get(), "sample_geotransform", H5P_DEFAULT), H5Dclose);
   readRow(ds.get(), index, geotransform.data(), H5T_NATIVE_DOUBLE, path);
   return geotransform;
+}
+
+std::vector<std::string> verifyStore(const std::string& path, const std::function<void()>& between_reads) {
+  Id file = openStore(path);
+  size_t digested = 0;
+  std::vector<unsigned char> buffer;
+  for (const char* name : kDigestedDatasets) {
+    if (H5Lexists(file.get(), name, H5P_DEFAULT) <= 0) continue;
+    Id ds(H5Dopen2(file.get(), name, H5P_DEFAULT), H5Dclose);
+    if (!hasAttribute(ds.get(), kDigestAttribute)) continue;
+    const std::string expected = readStringAttribute(ds.get(), kDigestAttribute);
+    ++digested;
+    Id file_type(H5Dget_type(ds.get()), H5Tclose);
+    Id mem_type(H5Tget_native_type(file_type.get(), H5T_DIR_ASCEND), H5Tclose);
+    Id space(H5Dget_space(ds.get()), H5Sclose);
+    const int rank = H5Sget_simple_extent_ndims(space.get());
+    std::vector<hsize_t> dims(size_t(std::max(rank, 1)), 0);
+    H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
+    size_t row_bytes = H5Tget_size(mem_type.get());
+    for (int k = 1; k < rank; ++k) row_bytes *= size_t(dims[size_t(k)]);
+    // Slabs of about 16 MiB: the whole store is read once, in row order.
+    const hsize_t rows_per_read = std::max<hsize_t>(1, hsize_t((16u << 20) / std::max<size_t>(row_bytes, 1)));
+    uint64_t hash = kDigestStart;
+    for (hsize_t at = 0; at < dims[0]; at += rows_per_read) {
+      if (between_reads) between_reads();
+      std::vector<hsize_t> start(dims.size(), 0), count = dims;
+      start[0] = at;
+      count[0] = std::min(rows_per_read, dims[0] - at);
+      buffer.resize(size_t(count[0]) * row_bytes);
+      Id slab_space(H5Dget_space(ds.get()), H5Sclose);
+      Id mem_space(H5Screate_simple(rank, count.data(), nullptr), H5Sclose);
+      if (H5Sselect_hyperslab(slab_space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr) < 0 ||
+          H5Dread(ds.get(), mem_type.get(), mem_space.get(), slab_space.get(), H5P_DEFAULT, buffer.data()) < 0)
+        throw InputError("the sample store '" + path + "' is damaged: its dataset '" + name +
+                         "' cannot be read past row " + std::to_string(at) + "; create the samples again with `geodl samples`");
+      addToDigest(hash, buffer.data(), buffer.size());
+    }
+    if (digestText(hash) != expected)
+      throw InputError("the sample store '" + path + "' is damaged: its dataset '" + name +
+                       "' differs from the digest `geodl samples` wrote with it (" + expected + ", now " +
+                       digestText(hash) + "); create the samples again with `geodl samples`");
+  }
+  if (digested == 0)
+    return {"the sample store '" + path + "' carries no digests (geo-deep-learning's stores and GeoDL's from before "
+            "digests have none): damage to it cannot be told; create it again with `geodl samples` to have them"};
+  return {};
 }
 
 void readSample(const std::string& path, int64_t index, std::vector<double>& image,

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -87,6 +88,13 @@ class SampleStoreReader {
   int64_t size_ = 0;
   int sample_size_ = 0, bands_ = 0;
 };
+
+// Reads every dataset of the store once and compares it with the digest `geodl samples`
+// wrote on it (FNV-1a over its bytes in row order). Throws InputError naming the store and
+// the first dataset that differs or cannot be read (damaged); returns a warning for a store
+// without digests (geo-deep-learning's, or an older GeoDL's). `between_reads` runs before
+// each read of about 16 MiB (a cancellation check).
+std::vector<std::string> verifyStore(const std::string& path, const std::function<void()>& between_reads = {});
 
 // The geotransform of sample `index` (all zeros in stores without one, e.g.
 // geo-deep-learning's): its pixel size is the training data's.

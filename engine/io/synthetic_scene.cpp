@@ -121,30 +121,26 @@ std::vector<Feature> layoutScene(const SceneOptions& o, std::mt19937_64& rng) {
   return features;
 }
 
-// The labels, in the vector file the samples are made from.
-void writeLabels(const std::string& path, OGRSpatialReference& srs, const std::vector<Feature>& features,
-                 const std::vector<std::unique_ptr<OGRPolygon>>& polygons) {
-  std::filesystem::remove(path);
-  {
-    GDALDriver* gpkg = GetGDALDriverManager()->GetDriverByName("GPKG");
-    Dataset ds(gpkg->Create(path.c_str(), 0, 0, 0, GDT_Unknown, nullptr));
-    if (!ds) throw IoError(gdalMessage("cannot create '" + path + "'"));
-    OGRLayer* layer = ds->CreateLayer("labels", &srs, wkbPolygon, nullptr);
-    OGRFieldDefn cls("class", OFTString), id("class_id", OFTInteger);
-    layer->CreateField(&cls);
-    layer->CreateField(&id);
-    ds->StartTransaction();
-    for (size_t i = 0; i < features.size(); ++i) {
-      OGRFeature feature(layer->GetLayerDefn());
-      feature.SetField("class", features[i].cls.c_str());
-      feature.SetField("class_id", features[i].id);
-      feature.SetGeometry(polygons[i].get());
-      if (layer->CreateFeature(&feature) != OGRERR_NONE)
-        throw IoError(gdalMessage("writing '" + path + "' failed"));
-    }
-    ds->CommitTransaction();
+// The labels, in the vector file the samples are made from (written at `temporary`).
+void writeLabels(const std::string& path, const std::string& temporary, OGRSpatialReference& srs,
+                 const std::vector<Feature>& features, const std::vector<std::unique_ptr<OGRPolygon>>& polygons) {
+  GDALDriver* gpkg = GetGDALDriverManager()->GetDriverByName("GPKG");
+  Dataset ds(gpkg->Create(temporary.c_str(), 0, 0, 0, GDT_Unknown, nullptr));
+  if (!ds) throw gdalWriteFailure("'" + path + "'", path);
+  OGRLayer* layer = ds->CreateLayer("labels", &srs, wkbPolygon, nullptr);
+  OGRFieldDefn cls("class", OFTString), id("class_id", OFTInteger);
+  if (!layer || layer->CreateField(&cls) != OGRERR_NONE || layer->CreateField(&id) != OGRERR_NONE)
+    throw gdalWriteFailure("'" + path + "'", path);
+  ds->StartTransaction();
+  for (size_t i = 0; i < features.size(); ++i) {
+    OGRFeature feature(layer->GetLayerDefn());
+    feature.SetField("class", features[i].cls.c_str());
+    feature.SetField("class_id", features[i].id);
+    feature.SetGeometry(polygons[i].get());
+    if (layer->CreateFeature(&feature) != OGRERR_NONE) throw gdalWriteFailure("'" + path + "'", path);
   }
-
+  if (ds->CommitTransaction() != OGRERR_NONE) throw gdalWriteFailure("'" + path + "'", path);
+  closeWritten(ds, "'" + path + "'", path);
 }
 
 // Which feature covers each pixel (index + 1, 0: none): burned in ascending class id, the
@@ -205,26 +201,26 @@ std::vector<uint8_t> paintScene(const SceneOptions& o, const std::vector<Feature
   return rgb;
 }
 
-void writeRaster(const std::string& path, const SceneOptions& o, const double* gt, OGRSpatialReference& srs,
-                 const std::vector<uint8_t>& rgb) {
-  std::filesystem::remove(path);
+void writeRaster(const std::string& path, const std::string& temporary, const SceneOptions& o, const double* gt,
+                 OGRSpatialReference& srs, const std::vector<uint8_t>& rgb) {
   GDALDriver* gtiff = GetGDALDriverManager()->GetDriverByName("GTiff");
   const char* create_options[] = {"TILED=YES", "COMPRESS=DEFLATE", "PHOTOMETRIC=RGB", nullptr};
-  Dataset out(gtiff->Create(path.c_str(), o.size, o.size, 3, GDT_Byte,
-                            const_cast<char**>(create_options)));
-  if (!out) throw IoError(gdalMessage("cannot create '" + path + "'"));
+  Dataset out(gtiff->Create(temporary.c_str(), o.size, o.size, 3, GDT_Byte, const_cast<char**>(create_options)));
+  if (!out) throw gdalWriteFailure("'" + path + "'", path);
   out->SetGeoTransform(const_cast<double*>(gt));
   out->SetSpatialRef(&srs);
   if (out->RasterIO(GF_Write, 0, 0, o.size, o.size, const_cast<uint8_t*>(rgb.data()), o.size, o.size, GDT_Byte, 3,
                     nullptr, 3, GSpacing(3) * o.size, 1, nullptr) != CE_None)
-    throw IoError(gdalMessage("writing '" + path + "' failed"));
+    throw gdalWriteFailure("'" + path + "'", path);
+  closeWritten(out, "'" + path + "'", path);
 }
 
 }  // namespace
 
-SceneFiles makeSyntheticScene(const std::string& folder, const std::string& name, const SceneOptions& o) {
+SceneFiles makeSyntheticScene(const std::string& folder, const std::string& name, const SceneOptions& o,
+                              std::vector<AtomicOutput>* pending) {
   initGdal();
-  std::filesystem::create_directories(folder);
+  checkWritableFolder(folder);
   std::mt19937_64 rng(o.seed);
   const std::vector<Feature> features = layoutScene(o, rng);
 
@@ -244,8 +240,19 @@ SceneFiles makeSyntheticScene(const std::string& folder, const std::string& name
   SceneFiles files;
   files.labels = (std::filesystem::path(folder) / (name + "_labels.gpkg")).string();
   files.raster = (std::filesystem::path(folder) / (name + ".tif")).string();
-  writeLabels(files.labels, srs, features, polygons);
-  writeRaster(files.raster, o, gt, srs, paintScene(o, features, featureOwners(o, gt, features, polygons), rng));
+  AtomicOutput labels(files.labels, ".gpkg"), raster(files.raster, ".tif");
+  writeLabels(files.labels, labels.temporary(), srs, features, polygons);
+  writeRaster(files.raster, raster.temporary(), o, gt, srs,
+              paintScene(o, features, featureOwners(o, gt, features, polygons), rng));
+  labels.finish();
+  raster.finish();
+  if (pending) {
+    pending->push_back(std::move(labels));
+    pending->push_back(std::move(raster));
+  } else {
+    labels.commit();
+    raster.commit();
+  }
   return files;
 }
 

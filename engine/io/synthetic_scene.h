@@ -4,6 +4,9 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
+
+#include "base/atomic_file.h"
 
 namespace geodl::io {
 
@@ -22,8 +25,11 @@ struct SceneFiles {
 };
 
 // Class names and ids as the scene's string field maps them (sorted): building 1, road 2,
-// vegetation 3, water 4; 0 is the background.
+// vegetation 3, water 4; 0 is the background. Each file is written under a temporary name
+// and moved into place when complete. With `pending`, they are left there, finished, for the
+// caller to move into place with its other files (or to discard, by destroying them).
+// Write failures (a full disk) are IoErrors naming the file.
 SceneFiles makeSyntheticScene(const std::string& folder, const std::string& name,
-                              const SceneOptions& options);
+                              const SceneOptions& options, std::vector<AtomicOutput>* pending = nullptr);
 
 }  // namespace geodl::io

@@ -24,6 +24,7 @@ ValidationArea::ValidationArea(const std::string& path, const std::string& layer
     throw InputError("the validation polygons '" + path + (layer_name.empty() ? "" : "|" + layer_name) +
                      "' are missing or have no CRS");
   impl_->srs = gisSrs(layer->GetSpatialRef());
+  checkDegrees(*layer, *impl_->srs, "the validation polygons '" + path + "'");
   OGRGeometryCollection all;
   for (auto& f : *layer)
     if (f->GetGeometryRef()) all.addGeometry(f->GetGeometryRef());

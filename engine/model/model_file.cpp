@@ -202,21 +202,10 @@ std::optional<ModelInfo> tryReadModelInfo(const std::string& path) {
 
 bool isModelFile(const std::string& path) { return openModelArchive(path).has_value(); }
 
-void addToDigest(uint64_t& hash, const void* data, size_t n) {
-  const auto* bytes = static_cast<const uint8_t*>(data);
-  for (size_t i = 0; i < n; ++i) hash = (hash ^ bytes[i]) * 1099511628211ull;
-}
-
 void addToDigest(uint64_t& hash, const torch::Tensor& tensor) {
   if (!tensor.defined()) return;
   const torch::Tensor t = tensor.detach().to(torch::kCPU).contiguous();
   addToDigest(hash, t.data_ptr(), size_t(t.numel()) * t.element_size());
-}
-
-std::string digestText(uint64_t hash) {
-  char text[17];
-  std::snprintf(text, sizeof(text), "%016llx", static_cast<unsigned long long>(hash));
-  return text;
 }
 
 std::string weightsDigest(SegmentationModelImpl& model) {
@@ -229,6 +218,7 @@ std::string weightsDigest(SegmentationModelImpl& model) {
 }
 
 std::vector<std::string> loadPretrainedWeights(SegmentationModelImpl& model, const std::string& path) {
+  checkReadableFile(path, "the pretrained weights");
   std::ifstream file(path, std::ios::binary);
   if (!file) throw InputError("cannot read the pretrained weights '" + path + "': check the path");
   if (auto archive = openModelArchive(path)) {  // to fine-tune a GeoDL model
@@ -328,6 +318,9 @@ Predictor loadPredictor(const std::string& path, const std::string& sidecar) {
   checkLooksLikeModel(path);
   Predictor p;
   auto archive = sidecar.empty() ? openModelArchive(path) : std::nullopt;
+  // A zip LibTorch cannot read at all is damaged or truncated, whatever it was: said so,
+  // rather than asked for a TorchScript sidecar.
+  if (!archive) (void)openArchive(path);
   if (archive) {
     auto loaded = std::make_shared<LoadedModel>(loadFromArchive(*archive, path, {}));
     p.info = loaded->info;

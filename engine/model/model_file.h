@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "base/digest.h"
 #include "model/model_info.h"
 #include "core/models.h"
 
@@ -36,12 +37,8 @@ LoadedModel loadModelFile(const std::string& path,
 // equal digests mean bit-identical models.
 std::string weightsDigest(SegmentationModelImpl& model);
 
-// The pieces of such digests: FNV-1a over bytes and over a tensor's bytes (on the CPU), and
-// the hash as the 16 hex digits the files keep.
-constexpr uint64_t kDigestStart = 1469598103934665603ull;
-void addToDigest(uint64_t& hash, const void* data, size_t n);
+// The pieces of such digests (base/digest.h), and a tensor's bytes (on the CPU) added to one.
 void addToDigest(uint64_t& hash, const torch::Tensor& tensor);
-std::string digestText(uint64_t hash);
 
 // Initialises `model` from a pretrained file: a GeoDL model file, or a torch.save'd
 // state dict (geo-deep-learning's checkpoints, whose dict has it under 'model', too).

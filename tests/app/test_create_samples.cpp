@@ -7,7 +7,11 @@
 
 #include <cmath>
 
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <memory>
 #include <set>
 
 #include "app/create_samples.h"
@@ -264,6 +268,21 @@ TEST(CreateSamples, BadInputGivesAClearErrorAndWritesNothing) {
   o = scene.options();
   o.min_annotated_percent = 90;
   expectError([&] { createSamples(o, progress); }, "no sample for the 'trn' split");
+  // A raster of one block (4 x 4 samples of 32 px): the percentage split cannot leave any for
+  // training, and says so (it used to say every window "was left out").
+  o = scene.options();
+  o.split_mode = SplitMode::ValidationPercent;
+  o.validation_percent = 20;
+  expectError([&] { createSamples(o, progress); },
+              "the split by percentage gave every window to validation: it draws blocks of 4 x 4 samples (128 px "
+              "square), and the raster holds 1 block, too few to leave one for training; use a smaller samples_size");
+  o = scene.options();
+  o.split_mode = SplitMode::ValidationPolygons;
+  o.validation_vector = test::makeVector(scene.dir.path("all.gpkg"), 32618, "id", OFTInteger,
+                                         {{box(900, 1900, 1200, 2100), "1"}});
+  expectError([&] { createSamples(o, progress); },
+              "no window of 32 px lies wholly outside the validation polygons of '" + o.validation_vector +
+                  "', so the training split would be empty");
   // None of these left a store or footprint behind.
   if (fs::exists(scene.dir.path("samples")))
     for (const auto& entry : fs::directory_iterator(scene.dir.path("samples")))
@@ -298,6 +317,44 @@ TEST(CreateSamples, RanksShareTheWindowsBetweenThem) {
   EXPECT_EQ(total, 6);
 }
 
+// Each dataset of a store carries a digest of its bytes; a store whose bytes changed is
+// refused naming the dataset, and one without digests (geo-deep-learning's) warns.
+TEST(SampleStore, DigestsTellADamagedStore) {
+  Scene scene(200, 200);
+  NullProgress progress;
+  const auto result = createSamples(scene.options(16, 8), progress);
+  const std::string store = result.splits[0].path;
+  EXPECT_TRUE(io::verifyStore(store).empty());
+  const auto bytes = fs::file_size(store);
+  for (const std::string dataset : {"sat_img", "map_img"}) {
+    const std::string copy = scene.dir.path(dataset + ".hdf5");
+    fs::copy_file(store, copy);
+    // One byte of the dataset's first chunk (the first sample) flipped, found by h5py.
+    const std::string command = std::string("/usr/bin/python3 ") + GEODL_TEST_SOURCE_DIR + "/reference/chunk_offset.py " +
+                                copy + " " + dataset + " 2>/dev/null";
+    std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
+    char line[64] = {0};
+    if (!pipe || !fgets(line, sizeof line, pipe.get()))
+      GEODL_REFERENCE_MISSING("Debian's python3-h5py is not installed (scripts/install-deps.sh installs it)");
+    const uintmax_t offset = std::strtoull(line, nullptr, 10);
+    ASSERT_GT(offset, 0u);
+    ASSERT_LT(offset, bytes);
+    std::fstream file(copy, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekg(std::streamoff(offset));
+    char c = 0;
+    file.read(&c, 1);
+    c = char(c ^ 0x01);
+    file.seekp(std::streamoff(offset));
+    file.write(&c, 1);
+    file.close();
+    test::expectErrorContaining([&] { io::verifyStore(copy); },
+                                "the sample store '" + copy + "' is damaged: its dataset '" + dataset +
+                                    "' differs from the digest `geodl samples` wrote with it");
+  }
+  // Cancelled between reads.
+  EXPECT_THROW(io::verifyStore(store, [] { throw Cancelled(); }), Cancelled);
+}
+
 TEST(SampleStore, GeoDeepLearningStoresReadToo) {
   test::TempDir dir;
   const std::string path = dir.path("gdl.hdf5");
@@ -318,6 +375,9 @@ TEST(SampleStore, GeoDeepLearningStoresReadToo) {
       for (int b = 0; b < 4; ++b) EXPECT_EQ(image[(size_t(r) * 8 + c) * 4 + b], 2 + r + c + b);
     }
   EXPECT_THROW(reader.read(3, image.data(), labels.data()), InputError);
+  const auto warnings = io::verifyStore(path);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("carries no digests"), std::string::npos) << warnings[0];
   const auto contents = io::readStoreMetadata(path);
   EXPECT_EQ(contents.samples, 3);
   EXPECT_EQ(contents.metadata.sample_size, 8);

@@ -450,6 +450,23 @@ TEST_F(TrainTest, BadInputFailsBeforeAnythingIsWritten) {
   o = options("bad");
   o.bands = 4;
   fails(o, "global.number_of_bands is 4 but the training store's samples have 3 bands");
+  // 256 classes: the last one is the ignore index 255.
+  o = options("bad");
+  o.train_store = test::makeStore(dir_.path("classes256_trn.hdf5"), 24, 7, 256, "trn");
+  o.val_store = test::makeStore(dir_.path("classes256_val.hdf5"), 8, 8, 256, "val");
+  fails(o, "the training store has 256 classes (ids 0 to 255) but its ignore index is 255, one of them");
+  {
+    // 5000 bytes of a store's samples overwritten: refused, naming the store and the dataset.
+    const std::string damaged = test::makeStore(dir_.path("damaged_trn.hdf5"), 24, 7, 2, "trn");
+    std::fstream file(damaged, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(std::streamoff(fs::file_size(damaged) / 2));
+    const std::string junk(5000, '\x5a');
+    file.write(junk.data(), std::streamsize(junk.size()));
+    file.close();
+    o = options("bad");
+    o.train_store = damaged;
+    fails(o, "the training store: the sample store '" + damaged + "' is damaged: its dataset 'sat_img'");
+  }
   o = options("bad");
   o.num_classes = 5;
   fails(o, "set num_classes to 2");

@@ -76,6 +76,37 @@ TEST(FileIdentity, OutputsReplaceOnlyTheirOwnKindOfFileAndSaySo) {
   fs::remove_all(dir);
 }
 
+// At a name GeoDL derived (not given), a file of the right kind is replaced only when GeoDL
+// wrote it, or with overwrite; a named path is replaced as before; an empty file is no one's.
+TEST(FileIdentity, ADerivedOutputReplacesOnlyWhatGeoDLWroteUnlessOverwrite) {
+  const fs::path dir = fs::temp_directory_path() / ("geodl_derived_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string theirs = (dir / "x_polygons.gpkg").string(), ours = (dir / "y_polygons.gpkg").string(),
+                    empty = (dir / "z_polygons.gpkg").string();
+  std::ofstream(theirs) << std::string("SQLite format 3\0", 16) << "a user's";
+  std::ofstream(ours) << std::string("SQLite format 3\0", 16) << "GeoDL's";
+  std::ofstream(empty).close();
+  const auto byGeoDL = [&](const std::string& path) { return path == ours; };
+  const auto output = [&](const std::string& path, bool derived, bool overwrite) {
+    return JobOutput{"the polygon file", path, FileKind::GeoPackage, derived, overwrite, byGeoDL};
+  };
+  try {
+    checkReplaceableOutputs({output(theirs, true, false)});
+    ADD_FAILURE() << "a user's file at a derived name was to be replaced";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("the polygon file '" + theirs + "' exists and GeoDL did not write it: "
+                                         "GeoDL made that name (it was not given), so it does not replace a file that "
+                                         "may be yours; move it away, or give --overwrite"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(checkReplaceableOutputs({output(theirs, true, true), output(ours, true, false), output(empty, true, false),
+                                     output(theirs, false, false)})
+                .size(),
+            4u);
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace geodl
 

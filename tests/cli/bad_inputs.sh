@@ -53,6 +53,67 @@ open('tiny.csv', 'w').write('tiny.tif,scene_val_labels.gpkg,class,trn\ntiny.tif,
 open('float.csv', 'w').write('float.tif,scene_val_labels.gpkg,class,val\nscene_trn.tif,scene_trn_labels.gpkg,class,trn\n')
 open('missing.csv', 'w').write('scene_val.tif\nnot_there.tif\n')
 open('bad.csv', 'w').write('scene_trn.tif;scene_trn_labels.gpkg\n')
+# Ground truth whose classes do not fit in a byte, or are not whole numbers.
+from osgeo import ogr, osr
+gt = gdal.Open('scene_trn.tif').GetGeoTransform()
+srs = osr.SpatialReference(wkt=gdal.Open('scene_trn.tif').GetProjection())
+def vector(name, field_type, values):
+    ds = ogr.GetDriverByName('GPKG').CreateDataSource(name)
+    layer = ds.CreateLayer('truth', srs, ogr.wkbPolygon)
+    layer.CreateField(ogr.FieldDefn('class', field_type))
+    for i, v in enumerate(values):
+        x, y = gt[0] + (i % 16) * 8 * gt[1], gt[3] + (i // 16) * 8 * gt[5]
+        f = ogr.Feature(layer.GetLayerDefn())
+        f.SetField('class', v)
+        f.SetGeometry(ogr.CreateGeometryFromWkt('POLYGON ((%f %f, %f %f, %f %f, %f %f, %f %f))' % (
+            x, y, x + 4 * gt[1], y, x + 4 * gt[1], y + 4 * gt[5], x, y + 4 * gt[5], x, y)))
+        layer.CreateFeature(f)
+    ds = None
+vector('classes256.gpkg', ogr.OFTString, ['c%03d' % i for i in range(256)])
+vector('fractional.gpkg', ogr.OFTReal, [1, 2, 2.5, 1])
+for name in ('classes256', 'fractional'):
+    open(name + '.csv', 'w').write('scene_trn.tif,%s.gpkg,class,trn\nscene_val.tif,scene_val_labels.gpkg,class,val\n' % name)
+gdal.Translate('small.tif', 'scene_val.tif', srcWin=[0, 0, 200, 200])
+open('small.csv', 'w').write('small.tif,scene_val_labels.gpkg,class,trn\n')
+# Stores: one whose metadata says 256 classes (the last would be the ignore index 255), and
+# one with 5000 bytes of its first samples overwritten.
+import h5py
+for split in ('trn', 'val'):
+    shutil.copy('samples/%s_samples.hdf5' % split, 'classes256_%s.hdf5' % split)
+    with h5py.File('classes256_%s.hdf5' % split, 'a') as f:
+        f.attrs['num_classes'] = 256
+shutil.copy('samples/trn_samples.hdf5', 'damaged.hdf5')
+with h5py.File('damaged.hdf5', 'r') as f:
+    at = f['sat_img'].id.get_chunk_info(0).byte_offset
+with open('damaged.hdf5', 'r+b') as f:
+    f.seek(at)
+    f.write(b'\x5a' * 5000)
+# Users' files at names GeoDL derives: a GeoPackage where the polygons of scene_val go, a
+# zip (not a GeoDL model) where a training writes model.pt.
+os.makedirs('wf')
+shutil.copy('scene_val_labels.gpkg', 'wf/scene_val_inference_polygons.gpkg')
+import zipfile
+os.makedirs('notmine')
+with zipfile.ZipFile('notmine/model.pt', 'w') as z:
+    z.writestr('archive/data.pkl', b'a state dict of someone else')
+# A raster whose first tile is overwritten (libtiff fails to inflate it), a GeoJSON in metres
+# without a "crs" member (WGS 84 by its standard), and a folder where the prep CSV goes.
+tiff = gdal.Open('scene_val.tif')
+band = tiff.GetRasterBand(1)
+at, size = int(band.GetMetadataItem('BLOCK_OFFSET_0_0', 'TIFF')), int(band.GetMetadataItem('BLOCK_SIZE_0_0', 'TIFF'))
+band = tiff = None
+data = bytearray(open('scene_val.tif', 'rb').read())
+data[at:at + size] = b'\x5a' * size
+open('damaged.tif', 'wb').write(data)
+gdal.VectorTranslate('metres.geojson', 'scene_trn_labels.gpkg', format='GeoJSON', layerCreationOptions=['RFC7946=NO'])
+import json
+geojson = json.load(open('metres.geojson'))
+geojson.pop('crs', None)
+json.dump(geojson, open('metres.geojson', 'w'))
+open('metres.csv', 'w').write('scene_trn.tif,metres.geojson,class,trn\nscene_val.tif,scene_val_labels.gpkg,class,val\n')
+os.makedirs('csv_folder')
+os.makedirs('edited_scene')
+open('edited_scene/config.yaml', 'w').write(open('config.yaml').read() + '# my notes\n')
 PY
 "$geodl" -q samples config.yaml --prep-csv-file float.csv --samples-size 64 --data-path float_store \
   > /dev/null 2>&1 || { echo "setup: the Float32 store failed"; exit 1; }
@@ -126,6 +187,8 @@ case_ threads_negative 2 "is not a whole number from 0 to" "${cls[@]}" --model "
 case_ batch_lots 2 "is not a whole number" "${g[@]}" train config.yaml --batch-size lots --output-path "$out/m"
 case_ overlap_60 2 "from -1 to 49" "${cls[@]}" --model "$model" --input scene_val.tif --output "$out/c.tif" --overlap 60
 case_ samples_size_1e9 3 "not a whole number from 8 to 100000" "${g[@]}" samples samples_1e9.yaml --data-path "$out/s"
+case_ batch_size_under_tiny_budget 3 "not even one sample of 64 pixels fits the budget of 1 MiB" "${g[@]}" batch-size \
+  --model unetsmall --sample-size 64 --budget-mib 1 --threads 1
 case_ samples_size_flag 2 "from 8 to 100000" "${g[@]}" samples config.yaml --samples-size 1000000000 --data-path "$out/s"
 case_ raster_1x1 3 "smaller than the smallest sample" "${g[@]}" samples config.yaml --prep-csv-file tiny.csv --data-path "$out/s"
 case_ sample_bigger_than_raster 3 "use a sample size of at most 256" "${g[@]}" samples config.yaml --samples-size 300 --data-path "$out/s"
@@ -149,6 +212,28 @@ case_ vector_as_raster 4 "cannot open as a raster" "${cls[@]}" --model "$model" 
 case_ raster_as_mask 4 "cannot open as a vector" "${cls[@]}" --model "$model" --input scene_val.tif --output "$out/c.tif" --mask scene_val.tif
 case_ byte_and_float_stores 3 "holds Byte pixels and the validation store Float32" "${g[@]}" train \
   --train-store samples/trn_samples.hdf5 --val-store float_store/samples/val_samples.hdf5 --output-path "$out/m" --epochs 1
+case_ damaged_store_train 3 "is damaged: its dataset 'sat_img'" "${g[@]}" train --train-store damaged.hdf5 \
+  --val-store samples/val_samples.hdf5 --output-path "$out/m" --epochs 1
+case_ store_256_classes 3 "but its ignore index is 255, one of them" "${g[@]}" train --train-store classes256_trn.hdf5 \
+  --val-store classes256_val.hdf5 --output-path "$out/m" --epochs 1
+case_ labels_256_string_classes 3 "has 256 string classes, numbered from 1, but only 254 fit" "${g[@]}" samples config.yaml \
+  --prep-csv-file classes256.csv --samples-size 64 --num-classes 0 --data-path "$out/s"
+case_ labels_fractional_class 3 "class ids are whole numbers" "${g[@]}" samples config.yaml --prep-csv-file fractional.csv \
+  --samples-size 64 --num-classes 0 --data-path "$out/s"
+case_ percent_split_small_raster 3 "gave every window to validation" "${g[@]}" samples config.yaml --prep-csv-file small.csv \
+  --samples-size 64 --val-percent 20 --data-path "$out/s"
+case_ make_scene_over_edited_config 3 "is not the one make-scene writes" "${g[@]}" make-scene --size 64 "$in/edited_scene"
+case_ truncated_model_classify 3 "is a LibTorch archive that is damaged or truncated" "${cls[@]}" --model cut_checkpoint.pt \
+  --input scene_val.tif --output "$out/c.tif"
+case_ damaged_store_info 3 "is damaged: its dataset 'sat_img'" "${g[@]}" info damaged.hdf5
+case_ damaged_raster 4 "is damaged or truncated, or its disk failed" "${cls[@]}" --model "$model" --input damaged.tif \
+  --output "$out/c.tif"
+case_ geojson_in_metres_without_crs 3 "which are not degrees" "${g[@]}" samples config.yaml --prep-csv-file metres.csv \
+  --samples-size 64 --data-path "$out/s"
+case_ prep_csv_is_a_folder 3 "is a folder, not a file" "${g[@]}" samples config.yaml --prep-csv-file csv_folder \
+  --samples-size 64 --data-path "$out/s"
+case_ input_name_too_long 4 "file name too long; choose a shorter name" "${cls[@]}" --model "$model" \
+  --input "$long$long.tif" --output "$out/c.tif"
 case_ store_sample_size 3 "samples_size" "${g[@]}" train config.yaml --samples-size 128 --epochs 1 --output-path "$out/m"
 # Config files and CSVs.
 case_ unknown_subcommand 2 "unknown subcommand 'frobnicate'" "${g[@]}" frobnicate
@@ -187,17 +272,38 @@ if "${g[@]}" train config.yaml --samples-size 64 --epochs 1 --batch-size 4 --thr
 else
   echo "FAIL lock_of_a_killed_job: $(tail -1 "$work/after_busy.log")"; failures=$((failures + 1))
 fi
-# Junk thread variables: a warning in GeoDL's words, no stack trace, and the job runs.
-if OMP_NUM_THREADS=abc MKL_NUM_THREADS=-3 "${cls[@]}" --model "$model" --input scene_val.tif --window 64 \
+# Junk variables of OpenMP, oneDNN and LibTorch: a warning in GeoDL's words, no stack trace
+# nor LibTorch's log line, and the job runs.
+if OMP_NUM_THREADS=abc MKL_NUM_THREADS=-3 OMP_PROC_BIND=junk ATEN_CPU_CAPABILITY=junk ONEDNN_MAX_CPU_ISA=junk \
+     "${cls[@]}" --model "$model" --input scene_val.tif --window 64 \
      --output "$work/threads/c.tif" > "$work/threads.log" 2>&1 &&
    grep -q "OMP_NUM_THREADS is 'abc', not a positive whole number" "$work/threads.log" &&
-   grep -q "MKL_NUM_THREADS is '-3'" "$work/threads.log" && ! grep -q "frame #" "$work/threads.log"; then
+   grep -q "MKL_NUM_THREADS is '-3'" "$work/threads.log" && ! grep -q "frame #" "$work/threads.log" &&
+   grep -q "OMP_PROC_BIND is 'junk', not true, false" "$work/threads.log" &&
+   grep -q "ATEN_CPU_CAPABILITY is 'junk', not default, avx2 or avx512" "$work/threads.log" &&
+   grep -q "ONEDNN_MAX_CPU_ISA is 'junk', not an instruction set" "$work/threads.log" &&
+   ! grep -q "InitGoogleLogging" "$work/threads.log"; then
   echo "ok   junk_thread_variables: warned and ignored"
 else
   echo "FAIL junk_thread_variables:"; tail -5 "$work/threads.log" | sed 's/^/    /'; failures=$((failures + 1))
 fi
+case_ derived_polygons_over_a_users_file 3 "exists and GeoDL did not write it" "${cls[@]}" --model "$model" \
+  --input scene_val.tif --working-folder "$in/wf" --polygons --window 64
+case_ derived_model_over_a_users_file 3 "exists and GeoDL did not write it" "${g[@]}" train config.yaml --samples-size 64 \
+  --epochs 1 --batch-size 4 --output-path "$in/notmine"
+# With --overwrite the user's file is replaced; what GeoDL wrote is replaced without it.
+cp -r wf "$work/wf"
+if "${cls[@]}" --model "$model" --input scene_val.tif --working-folder "$work/wf" --polygons --window 64 --overwrite \
+     > "$work/overwrite.log" 2>&1 &&
+   "${cls[@]}" --model "$model" --input scene_val.tif --working-folder "$work/wf" --polygons --window 64 \
+     > "$work/again.log" 2>&1 && grep -q "replacing the existing polygon file" "$work/again.log"; then
+  echo "ok   derived_output_overwrite: replaced with --overwrite, then as GeoDL's own"
+else
+  echo "FAIL derived_output_overwrite:"; tail -3 "$work/overwrite.log" "$work/again.log" | sed 's/^/    /'; failures=$((failures + 1))
+fi
 case_ missing_store 3 "create it with \`geodl samples\`" "${g[@]}" train config.yaml --data-path "$out/nowhere"
 case_ unknown_model 3 "not one of unet, unetsmall" "${g[@]}" train config.yaml --model resnet --output-path "$out/m"
+case_ long_name_sidecar 3 "its sidecar (NAME.aux.xml" "${cls[@]}" --model "$model" --input scene_val.tif --output "$out/$long${long:0:6}.tif"
 case_ long_derived_name 3 "choose a shorter name" "${cls[@]}" --model "$model" --input scene_val.tif --output "$out/$long.tif" --probabilities
 case_ output_in_a_file 4 "Not a directory" "${cls[@]}" --model "$model" --input scene_val.tif --output "$in/scene.csv/c.tif"
 # Paths that are not regular files: refused before anything opens them (a FIFO blocked for
@@ -240,6 +346,8 @@ if [ -n "$plugin_dir" ]; then
     --VECTOR="$in/scene_val_labels.gpkg" --FIELD=class --SAMPLE_SIZE=64 --OUTPUT_FOLDER="$out/s" \
     --FOOTPRINT="$out/s/footprint.gpkg"
   case_ qgis_truncated_store 1 "damaged or truncated" "${q[@]}" geodl:train --TRAINING_STORE="$in/cut.hdf5" \
+    --VALIDATION_STORE="$in/samples/val_samples.hdf5" --MODEL=1 --EPOCHS=1 --OUTPUT_MODEL="$out/m/model.pt"
+  case_ qgis_damaged_store 1 "is damaged" "${q[@]}" geodl:train --TRAINING_STORE="$in/damaged.hdf5" \
     --VALIDATION_STORE="$in/samples/val_samples.hdf5" --MODEL=1 --EPOCHS=1 --OUTPUT_MODEL="$out/m/model.pt"
   case_ qgis_byte_and_float_stores 1 "Float32" "${q[@]}" geodl:train --TRAINING_STORE="$in/samples/trn_samples.hdf5" \
     --VALIDATION_STORE="$in/float_store/samples/val_samples.hdf5" --MODEL=1 --EPOCHS=1 --OUTPUT_MODEL="$out/m/model.pt"

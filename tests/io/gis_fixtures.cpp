@@ -85,7 +85,9 @@ std::string makeVector(const std::string& path, int epsg, const std::string& fie
   layer->CreateField(&defn);
   for (const auto& p : polygons) {
     OGRFeature f(layer->GetLayerDefn());
-    if (field_type == OFTInteger)
+    if (p.value == kNull)
+      f.SetFieldNull(f.GetFieldIndex(field.c_str()));
+    else if (field_type == OFTInteger)
       f.SetField(field.c_str(), std::stoi(p.value));
     else
       f.SetField(field.c_str(), p.value.c_str());

@@ -38,7 +38,9 @@ struct Polygon {
   std::string wkt;    // in the layer's CRS
   std::string value;  // class value (written as integer when the field is an integer field)
 };
-// field_type: OFTInteger or OFTString. epsg 0: no CRS.
+// A Polygon's value that leaves its field null.
+inline const std::string kNull = "<null>";
+// field_type: OFTInteger, OFTReal or OFTString. epsg 0: no CRS.
 std::string makeVector(const std::string& path, int epsg, const std::string& field,
                        OGRFieldType field_type, const std::vector<Polygon>& polygons);
 

@@ -1,6 +1,8 @@
 // Rasterizing ground truth on a raster's exact grid.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include "base/errors.h"
 #include "io/gis_fixtures.h"
 #include "io/labels.h"
@@ -163,6 +165,67 @@ TEST(Labels, BadGroundTruthGivesClearErrors) {
                               {{box(1002, 1994, 1005, 1997), "300"}});
   expectError([&] { io::LabelRasterizer({big, "", "class", {}}, reader.info(), 255); },
               "has class 300");
+}
+
+// Labels are one byte: the string classes, numbered from 1, must stop below the ignore
+// index (255, or the one given) and at 254.
+TEST(Labels, MoreStringClassesThanOneByteHoldsBesideTheIgnoreIndexAreRefused) {
+  test::TempDir dir;
+  io::RasterReader reader(makeRaster(dir.path("r.tif"), test::RasterSpec{300, 1}));
+  std::vector<test::Polygon> polygons;
+  for (int i = 0; i < 255; ++i) {
+    char name[16];
+    std::snprintf(name, sizeof name, "c%03d", i);
+    polygons.push_back({box(1000 + i, 1999, 1001 + i, 2000), name});
+  }
+  const auto v255 = makeVector(dir.path("v255.gpkg"), 32618, "kind", OFTString, polygons);
+  test::expectErrorContaining([&] { io::LabelRasterizer({v255, "", "kind", {}}, reader.info(), 255); },
+                              "has 255 string classes, numbered from 1, but only 254 fit");
+  polygons.pop_back();  // 254: ids 1..254, the last one below 255
+  const auto v254 = makeVector(dir.path("v254.gpkg"), 32618, "kind", OFTString, polygons);
+  io::LabelRasterizer fits({v254, "", "kind", {}}, reader.info(), 255);
+  EXPECT_EQ(fits.classes().ids.back(), 254);
+  // With ignore index 100, 99 classes fit.
+  test::expectErrorContaining([&] { io::LabelRasterizer({v254, "", "kind", {}}, reader.info(), 100); },
+                              "but only 99 fit beside the background (0) and the ignore index (100)");
+  EXPECT_NO_THROW(io::checkStringClassCount(99, 100));
+  EXPECT_THROW(io::checkStringClassCount(100, 100), InputError);
+}
+
+TEST(Labels, FractionalClassIdsAreRefusedAndWholeRealsAccepted) {
+  test::TempDir dir;
+  io::RasterReader reader(raster(dir));
+  const auto whole = makeVector(dir.path("w.gpkg"), 32618, "class", OFTReal,
+                                {{box(1000, 1999, 1001, 2000), "2.0"}, {box(1001, 1999, 1002, 2000), "3"}});
+  io::LabelRasterizer ok({whole, "", "class", {}}, reader.info(), 255);
+  EXPECT_EQ(ok.classes().ids, (std::vector<int>{0, 2, 3}));
+  const auto fractional = makeVector(dir.path("f.gpkg"), 32618, "class", OFTReal,
+                                     {{box(1000, 1999, 1001, 2000), "2"}, {box(1001, 1999, 1002, 2000), "2.7"}});
+  test::expectErrorContaining([&] { io::LabelRasterizer({fractional, "", "class", {}}, reader.info(), 255); },
+                              "has class 2.7 in field 'class': class ids are whole numbers");
+}
+
+TEST(Labels, FeaturesWithoutAClassAreLeftOutWithAWarning) {
+  test::TempDir dir;
+  io::RasterReader reader(raster(dir));
+  const auto v = makeVector(dir.path("v.gpkg"), 32618, "kind", OFTString,
+                            {{box(1000, 1999, 1001, 2000), "water"},
+                             {box(1001, 1999, 1002, 2000), test::kNull},
+                             {box(1002, 1999, 1003, 2000), test::kNull},
+                             {box(1003, 1999, 1004, 2000), "road"}});
+  io::LabelRasterizer labels({v, "", "kind", {}}, reader.info(), 255);
+  ASSERT_EQ(labels.warnings().size(), 1u);
+  EXPECT_NE(labels.warnings()[0].find("2 features of '" + v + "' (the first: feature 2) have no class in field 'kind'"),
+            std::string::npos)
+      << labels.warnings()[0];
+  // The others keep their sorted numbering; the null ones are not burned.
+  EXPECT_EQ(labels.classes().names, (std::vector<std::string>{"background", "road", "water"}));
+  std::vector<uint8_t> out;
+  labels.rasterize(0, 0, 4, 1, out);
+  EXPECT_EQ(out, (std::vector<uint8_t>{2, 0, 0, 1}));
+  // A layer with every class given says nothing.
+  const auto full = makeVector(dir.path("full.gpkg"), 32618, "kind", OFTString, {{box(1000, 1999, 1001, 2000), "water"}});
+  EXPECT_TRUE(io::LabelRasterizer({full, "", "kind", {}}, reader.info(), 255).warnings().empty());
 }
 
 TEST(Raster, WindowsReachingOutsideArePaddedAndNodataIsInvalid) {
