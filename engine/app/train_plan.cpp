@@ -168,17 +168,18 @@ TrainPlan planTraining(const TrainOptions& options, TrainResult& result, OutputF
     throw InputError("the pretrained weights '" + options.pretrained + "' do not exist; fix models." +
                      options.model + ".pretrained or set it to false");
 
-  // The stores' datasets against their digests (one read of each; the rank that writes
-  // reads them for all): a damaged store is refused before anything is written.
-  if (writes)
-    for (const auto& [role, path] : {std::pair<const char*, std::string>{"training", options.train_store},
-                                     {"validation", options.val_store}}) {
-      try {
-        for (const auto& warning : io::verifyStore(path, [&] { progress.checkCancelled(); })) progress.log("warning: " + warning);
-      } catch (const InputError& e) {
-        throw InputError(std::string("the ") + role + " store: " + e.what());
-      }
+  // The stores' datasets against their digests (one read of each, on every rank: a rank
+  // waiting for another's long read could reach the collective timeout): a damaged store is
+  // refused before anything is written.
+  for (const auto& [role, path] : {std::pair<const char*, std::string>{"training", options.train_store},
+                                   {"validation", options.val_store}}) {
+    try {
+      for (const auto& warning : io::verifyStore(path, [&] { progress.checkCancelled(); }))
+        if (writes) progress.log("warning: " + warning);
+    } catch (const InputError& e) {
+      throw InputError(std::string("the ") + role + " store: " + e.what());
     }
+  }
 
   plan.device_name = rankDevice(options.run);
   plan.on_gpu = plan.device_name.rfind("cuda", 0) == 0;
