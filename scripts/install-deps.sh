@@ -30,13 +30,13 @@ packages=(
   libgdal-dev libproj-dev libhdf5-dev
   # command line, config, tests, benchmarks
   libcli11-dev libyaml-cpp-dev nlohmann-json3-dev libgtest-dev libbenchmark-dev
-  # headless desktop tests; PyTorch and h5py for the reference scripts
-  xvfb xauth python3-torch python3-torchvision python3-h5py python3-gdal
+  # headless desktop tests; PyTorch and h5py for the reference scripts (pip: what Debian lacks)
+  xvfb xauth python3-torch python3-torchvision python3-h5py python3-gdal python3-pip
   # the distributed test watches a rank's file operations
   strace
 )
-# The CUDA build installs its wheels with Debian's pip.
-[ "$cuda" = 1 ] && packages+=(python3-pip)
+# The references of tests that Debian lacks, from PyPI (the tests only: GeoDL never runs Python).
+python_references=("safetensors==0.5.3")
 # The QGIS plugin, the desktop and qgis_process the end-to-end tests start: QGIS 3.40.
 qgis_packages=(qgis qgis-providers libqgis-dev python3-qgis)
 qgis_series=3.40
@@ -138,6 +138,12 @@ if [ ${#missing[@]} -eq 0 ] && [ ${#qgis_missing[@]} -eq 0 ]; then
     "(QGIS $(version_of qgis))"
 else
   install_debian_packages
+fi
+# Into /usr/local (Debian's pip leaves /usr/lib's packages alone), only when missing.
+if ! /usr/bin/python3 -c "import safetensors.torch" 2>/dev/null; then
+  echo "install-deps: installing the tests' Python references from PyPI: ${python_references[*]}"
+  $sudo /usr/bin/python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
+    --break-system-packages --only-binary=:all: "${python_references[@]}"
 fi
 [ "$cuda" = 1 ] && install_libtorch_wheel
 exit 0

@@ -9,6 +9,7 @@
 #include "core/deeplab.h"
 #include "core/resnet_unet.h"
 #include "core/ternausnet.h"
+#include "core/torch_save_file.h"
 #include "core/unet.h"
 
 namespace geodl {
@@ -18,12 +19,15 @@ c10::Dict<c10::IValue, c10::IValue> readTorchSavedDict(const std::string& path, 
   checkReadableFile(path, "the " + what);
   std::ifstream file(path, std::ios::binary);
   if (!file) throw InputError("cannot read the " + what + " '" + path + "': check the path" + where);
+  if (isSafetensorsFile(path)) return readSafetensorsFile(path);
   std::vector<char> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
   c10::IValue value;
   try {
     value = torch::pickle_load(bytes);
-  } catch (const c10::Error& e) {
-    throw InputError("'" + path + "' is not a file written by torch.save: " + e.what_without_backtrace());
+  } catch (const c10::Error&) {
+    // LibTorch's unpickler cannot build an OrderedDict (torch.save(model.state_dict(), f)):
+    // GeoDL's reads it (and says what it cannot read, naming the file).
+    value = readTorchSaveFile(path);
   }
   if (!value.isGenericDict()) throw InputError("'" + path + "' holds no dictionary of tensors; " + fix);
   return value.toGenericDict();

@@ -226,18 +226,10 @@ std::vector<std::string> loadPretrainedWeights(SegmentationModelImpl& model, con
     assignState(model, namedState(*source.model), path, false);
     return source.warnings;
   }
-  // A torch.save'd dict: a state dict, or a checkpoint holding one under 'model'.
-  std::vector<char> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-  c10::IValue value;
-  try {
-    value = torch::pickle_load(bytes);
-  } catch (const c10::Error& e) {
-    throw InputError("'" + path + "' is neither a GeoDL model file nor a torch.save'd dict of "
-                     "tensors that LibTorch can read (an OrderedDict state_dict or optimizer state "
-                     "is not); convert it with: python3 -c \"import torch; c = torch.load('" +
-                     path + "', map_location='cpu'); c = c.get('model', c); "
-                     "torch.save(dict(c), 'weights.pt')\" and give weights.pt");
-  }
+  // A torch.save'd dict (an OrderedDict too): a state dict, or a checkpoint holding one under
+  // 'model' or 'state_dict'.
+  c10::IValue value = readTorchSavedDict(path, "pretrained weights", "",
+                                         "give a state dict (torch.save(model.state_dict(), f)) or a GeoDL model file");
   for (const char* key : {"model", "state_dict"}) {
     if (value.isGenericDict() && value.toGenericDict().contains(key) &&
         value.toGenericDict().at(key).isGenericDict()) {

@@ -11,6 +11,7 @@
 #include "app/train_checkpoint.h"
 #include "base/errors.h"
 #include "core/torch_compat.h"
+#include "core/torch_save_file.h"
 #include "model/model_file.h"
 #include "core/test_support.h"
 #include "io/gis_fixtures.h"
@@ -232,6 +233,104 @@ TEST(ModelFile, GeoDeepLearningCheckpointLoadsAsPretrainedWeights) {
   auto wrong = makeModel(spec);
   expectErrorContaining([&] { loadPretrainedWeights(*wrong, path); }, "the shape [4, 32, 1, 1]");
   std::remove(path.c_str());
+}
+
+// torch.save(model.state_dict(), f) is an OrderedDict, which LibTorch 1.13's unpickler cannot
+// build: GeoDL reads such files itself, with geo-deep-learning's checkpoints around them.
+TEST(TorchSaveFile, OrderedDictsCheckpointsAndOptimizerStateRead) {
+  if (!test::pythonTorchAvailable()) GEODL_REFERENCE_MISSING("Debian's python3-torch is not installed");
+  const std::string folder = test::tempPath("state_dicts");
+  std::filesystem::create_directories(folder);
+  ASSERT_TRUE(test::runPythonReference("write_state_dicts.py", folder));
+  const auto plain = test::loadPickledDict(folder + "/plain.pt");
+  // The OrderedDict: the same tensors, in the same order.
+  const auto ordered = readTorchSaveFile(folder + "/ordered.pt").toGenericDict();
+  ASSERT_EQ(ordered.size(), plain.size());
+  auto p = plain.begin();
+  for (const auto& entry : ordered) {
+    EXPECT_EQ(entry.key().toStringRef(), p->key().toStringRef());
+    EXPECT_TRUE(torch::equal(entry.value().toTensor(), p->value().toTensor())) << p->key().toStringRef();
+    ++p;
+  }
+  // The checkpoint: numbers, None, tuples, lists, the optimizer's state, dtypes, views.
+  const auto c = readTorchSaveFile(folder + "/checkpoint.pth.tar").toGenericDict();
+  EXPECT_EQ(c.at("epoch").toInt(), 3);
+  EXPECT_EQ(c.at("arch").toStringRef(), "unetsmall");
+  EXPECT_EQ(c.at("best_loss").toDouble(), 0.5);
+  EXPECT_TRUE(c.at("params").isNone());
+  EXPECT_EQ(c.at("big").toInt(), int64_t(1) << 40);
+  EXPECT_EQ(c.at("negative").toInt(), -7);
+  const auto flags = c.at("flags").toTupleRef().elements();
+  ASSERT_EQ(flags.size(), 2u);
+  EXPECT_TRUE(flags[0].toBool());
+  EXPECT_FALSE(flags[1].toBool());
+  const torch::Tensor half = c.at("half").toTensor();
+  EXPECT_EQ(half.scalar_type(), torch::kFloat16);
+  EXPECT_TRUE(torch::equal(half, torch::arange(4).to(torch::kFloat16)));
+  EXPECT_TRUE(torch::equal(c.at("view").toTensor(), torch::tensor({3.0, 4.0}, torch::kFloat64)));
+  const auto optimizer = c.at("optimizer").toGenericDict();
+  const auto group = optimizer.at("param_groups").toList().get(0).toGenericDict();
+  EXPECT_DOUBLE_EQ(group.at("lr").toDouble(), 1e-4);
+  EXPECT_DOUBLE_EQ(group.at("betas").toTupleRef().elements()[1].toDouble(), 0.999);
+  ModelSpec spec = modelSpecFromName("unetsmall");
+  spec.bands = 3;
+  spec.classes = 4;
+  auto model = makeModel(spec);
+  EXPECT_EQ(group.at("params").toList().size(), model->parameters().size());
+  const auto first = optimizer.at("state").toGenericDict().at(int64_t(0)).toGenericDict();
+  EXPECT_EQ(first.at("exp_avg").toTensor().sizes(), plain.begin()->value().toTensor().sizes());
+  // And as pretrained weights: the OrderedDict under 'model', as geo-deep-learning saves it.
+  loadPretrainedWeights(*model, folder + "/checkpoint.pth.tar");
+  for (const auto& parameter : model->named_parameters())
+    EXPECT_TRUE(torch::equal(parameter.value(), plain.at(parameter.key()).toTensor())) << parameter.key();
+  // A whole module (torch.save(model)) is not plain data: named, with the fix.
+  expectErrorContaining([&] { readTorchSaveFile(folder + "/module.pt"); },
+                        "'" + folder + "/module.pt' cannot be read as a file of torch.save: an object of the Python "
+                        "class torch.nn.modules.linear.Linear is not plain data");
+  expectErrorContaining([&] { readTorchSaveFile(folder + "/../nothing.pt"); }, "is not a file of torch.save");
+  std::filesystem::remove_all(folder);
+}
+
+// Hugging Face's safetensors, read without Python: the same weights as torch.save's; a file
+// with a wrong shape or a missing key refused with its message; a damaged header named.
+TEST(TorchSaveFile, SafetensorsLoadAndBadOnesAreRefused) {
+  if (!test::pythonTorchAvailable()) GEODL_REFERENCE_MISSING("Debian's python3-torch is not installed");
+  const std::string folder = test::tempPath("safetensors");
+  std::filesystem::create_directories(folder);
+  if (!test::runPythonReference("write_safetensors.py", folder))
+    GEODL_REFERENCE_MISSING("Python's safetensors is not installed (scripts/install-deps.sh installs it)");
+  const auto plain = test::loadPickledDict(folder + "/plain.pt");
+  EXPECT_TRUE(isSafetensorsFile(folder + "/model.safetensors"));
+  EXPECT_FALSE(isSafetensorsFile(folder + "/plain.pt"));
+  const auto read = readSafetensorsFile(folder + "/model.safetensors");
+  ASSERT_EQ(read.size(), plain.size());
+  for (const auto& entry : plain)
+    EXPECT_TRUE(torch::equal(read.at(entry.key()).toTensor(), entry.value().toTensor())) << entry.key().toStringRef();
+  ModelSpec spec = modelSpecFromName("unetsmall");
+  spec.bands = 3;
+  spec.classes = 4;
+  auto model = makeModel(spec);
+  loadPretrainedWeights(*model, folder + "/model.safetensors");
+  for (const auto& parameter : model->named_parameters())
+    EXPECT_TRUE(torch::equal(parameter.value(), plain.at(parameter.key()).toTensor())) << parameter.key();
+  expectErrorContaining([&] { loadPretrainedWeights(*model, folder + "/wrong_shape.safetensors"); },
+                        "gives 'conv1.EncodingBlock.1.weight' the shape [32, 3, 1, 1] but the model needs [32, 3, 3, 3]");
+  expectErrorContaining([&] { loadPretrainedWeights(*model, folder + "/missing_key.safetensors"); },
+                        "has no weights for 'final.bias'");
+  // A header cut short, and data cut short.
+  std::string bytes;
+  {
+    std::ifstream in(folder + "/model.safetensors", std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  std::ofstream(folder + "/cut.safetensors", std::ios::binary) << bytes.substr(0, bytes.size() - 100);
+  expectErrorContaining([&] { readSafetensorsFile(folder + "/cut.safetensors"); }, "lie outside its data");
+  std::string header = bytes;
+  header[8 + 1] = '#';  // the JSON's first quote
+  std::ofstream(folder + "/header.safetensors", std::ios::binary) << header;
+  expectErrorContaining([&] { readSafetensorsFile(folder + "/header.safetensors"); },
+                        "is not a valid safetensors file: its header is not JSON");
+  std::filesystem::remove_all(folder);
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 """Writes a checkpoint shaped like geo-deep-learning's (a dict with the epoch, the
-architecture name and the weights under 'model'), with the weights as a plain dict: the
-form README's "Pretrained weights" recipe converts a geo-deep-learning checkpoint to
-(LibTorch 1.13 cannot unpickle an OrderedDict state_dict nor the optimizer's state).
+architecture name and the weights under 'model'), with the weights as a plain dict, which
+LibTorch's own unpickler reads (write_state_dicts.py writes the OrderedDict forms, which
+GeoDL's reader of torch.save files reads).
 The model is gdl_models.py's UNetSmall (3 bands, 4 classes)."""
 import os
 import sys
