@@ -246,8 +246,31 @@ std::vector<std::string> loadPretrainedWeights(SegmentationModelImpl& model, con
     if (name.rfind("module.", 0) == 0) name = name.substr(7);  // saved from DataParallel
     state[name] = item.value().toTensor();
   }
+  // Weights saved from a wrapper (Lightning's "model.", "net.", "encoder."...): the prefix
+  // that, taken off, gives the model's first parameter its name is taken off every key.
+  std::vector<std::string> log;
+  const auto parameters = model.named_parameters();
+  const std::string first = parameters.is_empty() ? "" : parameters.begin()->key();
+  if (!first.empty() && !state.count(first)) {
+    std::string prefix;
+    for (const auto& entry : state) {
+      const std::string& key = entry.first;
+      if (key.size() > first.size() + 1 && key.compare(key.size() - first.size(), first.size(), first) == 0 &&
+          key[key.size() - first.size() - 1] == '.') {
+        prefix = key.substr(0, key.size() - first.size());
+        break;
+      }
+    }
+    if (!prefix.empty()) {
+      TensorMap stripped;
+      for (const auto& [key, tensor] : state)
+        if (key.rfind(prefix, 0) == 0) stripped[key.substr(prefix.size())] = tensor;
+      state = std::move(stripped);
+      log.push_back("the weights of '" + path + "' are under the prefix '" + prefix + "': taken without it");
+    }
+  }
   assignState(model, state, path, false);
-  return {};
+  return log;
 }
 
 namespace {

@@ -40,10 +40,12 @@ std::string weightsDigest(SegmentationModelImpl& model);
 // The pieces of such digests (base/digest.h), and a tensor's bytes (on the CPU) added to one.
 void addToDigest(uint64_t& hash, const torch::Tensor& tensor);
 
-// Initialises `model` from a pretrained file: a GeoDL model file, or a torch.save'd
-// state dict (geo-deep-learning's checkpoints, whose dict has it under 'model', too).
-// Every parameter must be present with the same shape; otherwise InputError names the
-// first that does not fit. Returns the warnings (a GeoDL model file without a digest).
+// Initialises `model` from a pretrained file: a GeoDL model file, a torch.save'd state dict
+// (an OrderedDict or a dict; under 'model' or 'state_dict' as in geo-deep-learning's and
+// Lightning's checkpoints, its keys with or without a prefix such as "model."), or a
+// safetensors file. Every parameter must be present with the same shape; otherwise
+// InputError names the first that does not fit. Returns the warnings (a GeoDL model file
+// without a digest, a prefix taken off).
 std::vector<std::string> loadPretrainedWeights(SegmentationModelImpl& model, const std::string& path);
 
 // A model for classification: a GeoDL model file, or a TorchScript segmentation module

@@ -283,6 +283,13 @@ TEST(TorchSaveFile, OrderedDictsCheckpointsAndOptimizerStateRead) {
   loadPretrainedWeights(*model, folder + "/checkpoint.pth.tar");
   for (const auto& parameter : model->named_parameters())
     EXPECT_TRUE(torch::equal(parameter.value(), plain.at(parameter.key()).toTensor())) << parameter.key();
+  // Lightning's checkpoint: under 'state_dict', every key under "model.": taken off, and said.
+  auto again = makeModel(spec);
+  const auto log = loadPretrainedWeights(*again, folder + "/prefixed.ckpt");
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_NE(log[0].find("are under the prefix 'model.': taken without it"), std::string::npos) << log[0];
+  for (const auto& parameter : again->named_parameters())
+    EXPECT_TRUE(torch::equal(parameter.value(), plain.at(parameter.key()).toTensor())) << parameter.key();
   // A whole module (torch.save(model)) is not plain data: named, with the fix.
   expectErrorContaining([&] { readTorchSaveFile(folder + "/module.pt"); },
                         "'" + folder + "/module.pt' cannot be read as a file of torch.save: an object of the Python "

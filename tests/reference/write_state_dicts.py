@@ -5,8 +5,10 @@ checkpoint.pth.tar  geo-deep-learning's checkpoint: the OrderedDict under 'model
              optimizer's state, numbers, None, a tuple of bools, a float16 tensor and a
              view sharing a storage at an offset
 module.pt    torch.save(module): a Python object, not plain data
+prefixed.ckpt  Lightning's form: the OrderedDict under 'state_dict', every key under 'model.'
 The model is gdl_models.py's UNetSmall (3 bands, 4 classes).
 Usage: write_state_dicts.py OUT_FOLDER"""
+import collections
 import os
 import sys
 
@@ -29,3 +31,5 @@ torch.save({'epoch': 3, 'arch': 'unetsmall', 'model': model.state_dict(), 'optim
             'half': torch.arange(4, dtype=torch.float16), 'base': base, 'view': base[3:5]},
            os.path.join(out, 'checkpoint.pth.tar'))
 torch.save(torch.nn.Linear(2, 2), os.path.join(out, 'module.pt'))
+prefixed = collections.OrderedDict(('model.' + k, v) for k, v in model.state_dict().items())
+torch.save({'state_dict': prefixed, 'epoch': 1}, os.path.join(out, 'prefixed.ckpt'))
