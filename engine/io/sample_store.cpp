@@ -30,29 +30,6 @@ void initHdf5() {
   });
 }
 
-hid_t fileType(const std::string& data_type) {
-  if (data_type == "Byte") return H5T_STD_U8LE;
-  if (data_type == "UInt16") return H5T_STD_U16LE;
-  if (data_type == "Int16") return H5T_STD_I16LE;
-  if (data_type == "UInt32") return H5T_STD_U32LE;
-  if (data_type == "Int32") return H5T_STD_I32LE;
-  if (data_type == "Float32") return H5T_IEEE_F32LE;
-  if (data_type == "Float64") return H5T_IEEE_F64LE;
-  throw InputError("pixels of type " + data_type + " cannot be stored");
-}
-
-// The stored pixel type in memory (little-endian files on a little-endian machine: the
-// same bytes, which the datasets' digests cover).
-hid_t memoryType(const std::string& data_type) {
-  if (data_type == "Byte") return H5T_NATIVE_UINT8;
-  if (data_type == "UInt16") return H5T_NATIVE_UINT16;
-  if (data_type == "Int16") return H5T_NATIVE_INT16;
-  if (data_type == "UInt32") return H5T_NATIVE_UINT32;
-  if (data_type == "Int32") return H5T_NATIVE_INT32;
-  if (data_type == "Float32") return H5T_NATIVE_FLOAT;
-  return H5T_NATIVE_DOUBLE;
-}
-
 template <typename T>
 void convertPixels(const std::vector<double>& values, std::vector<unsigned char>& bytes) {
   bytes.resize(values.size() * sizeof(T));
@@ -65,15 +42,22 @@ void convertPixels(const std::vector<double>& values, std::vector<unsigned char>
   }
 }
 
-// The pixels of one sample in the store's own type, as they are written and digested.
-void storedPixels(const std::string& data_type, const std::vector<double>& values, std::vector<unsigned char>& bytes) {
-  if (data_type == "Byte") convertPixels<uint8_t>(values, bytes);
-  else if (data_type == "UInt16") convertPixels<uint16_t>(values, bytes);
-  else if (data_type == "Int16") convertPixels<int16_t>(values, bytes);
-  else if (data_type == "UInt32") convertPixels<uint32_t>(values, bytes);
-  else if (data_type == "Int32") convertPixels<int32_t>(values, bytes);
-  else if (data_type == "Float32") convertPixels<float>(values, bytes);
-  else convertPixels<double>(values, bytes);
+// A GDAL pixel type as a store keeps it: its type in the file, the same in memory (a
+// little-endian file on a little-endian machine: the bytes the datasets' digests cover),
+// and the conversion of a sample's values into those bytes. Resolved once per store.
+struct PixelType {
+  hid_t file, memory;
+  void (*convert)(const std::vector<double>&, std::vector<unsigned char>&);
+};
+PixelType pixelType(const std::string& data_type) {
+  if (data_type == "Byte") return {H5T_STD_U8LE, H5T_NATIVE_UINT8, convertPixels<uint8_t>};
+  if (data_type == "UInt16") return {H5T_STD_U16LE, H5T_NATIVE_UINT16, convertPixels<uint16_t>};
+  if (data_type == "Int16") return {H5T_STD_I16LE, H5T_NATIVE_INT16, convertPixels<int16_t>};
+  if (data_type == "UInt32") return {H5T_STD_U32LE, H5T_NATIVE_UINT32, convertPixels<uint32_t>};
+  if (data_type == "Int32") return {H5T_STD_I32LE, H5T_NATIVE_INT32, convertPixels<int32_t>};
+  if (data_type == "Float32") return {H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, convertPixels<float>};
+  if (data_type == "Float64") return {H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, convertPixels<double>};
+  throw InputError("pixels of type " + data_type + " cannot be stored");
 }
 
 // The attribute on each dataset that holds the digest of its bytes (FNV-1a, in row order).
@@ -266,7 +250,7 @@ Id openStore(const std::string& path) {
 struct SampleStoreWriter::Impl {
   AtomicOutput out;  // first: destroyed after the file closes
   Id file, sat, map, window, geotransform, source;
-  std::string data_type;
+  PixelType pixel_type{};
   std::vector<unsigned char> pixels;  // one sample in the stored type
   uint64_t digests[5] = {kDigestStart, kDigestStart, kDigestStart, kDigestStart, kDigestStart};  // kDigestedDatasets
   int64_t size = 0, capacity = 0;
@@ -284,9 +268,9 @@ SampleStoreWriter::SampleStoreWriter(const std::string& path, int sample_size, i
   if (!impl_->file.ok())
     throw writeFailure("the sample store '" + path + "'", path, errno, "its folder is missing or cannot be written");
   const hid_t f = impl_->file.get();
-  impl_->data_type = data_type;
+  impl_->pixel_type = pixelType(data_type);
   const hsize_t s = hsize_t(sample_size), b = hsize_t(bands);
-  impl_->sat = createDataset(f, "sat_img", fileType(data_type), {s, s, b}, path);
+  impl_->sat = createDataset(f, "sat_img", impl_->pixel_type.file, {s, s, b}, path);
   impl_->map = createDataset(f, "map_img", H5T_STD_U8LE, {s, s}, path);
   impl_->window = createDataset(f, "sample_window", H5T_STD_I32LE, {4}, path);
   impl_->geotransform = createDataset(f, "sample_geotransform", H5T_IEEE_F64LE, {6}, path);
@@ -315,10 +299,10 @@ void SampleStoreWriter::append(const std::vector<double>& image, const std::vect
     for (const Id* ds : {&d.sat, &d.map, &d.window, &d.geotransform, &d.source})
       setExtent(ds->get(), hsize_t(d.capacity), path_);
   }
-  storedPixels(d.data_type, image, d.pixels);
+  d.pixel_type.convert(image, d.pixels);
   const int32_t window32[4] = {window[0], window[1], window[2], window[3]};
   const int32_t source32 = source_index;
-  writeRows(d.sat.get(), hsize_t(d.size), d.pixels.data(), memoryType(d.data_type), path_);
+  writeRows(d.sat.get(), hsize_t(d.size), d.pixels.data(), d.pixel_type.memory, path_);
   writeRows(d.map.get(), hsize_t(d.size), labels.data(), H5T_NATIVE_UINT8, path_);
   writeRows(d.window.get(), hsize_t(d.size), window32, H5T_NATIVE_INT32, path_);
   writeRows(d.geotransform.get(), hsize_t(d.size), geotransform.data(), H5T_NATIVE_DOUBLE, path_);
