@@ -5,8 +5,8 @@
 #
 # --cuda (first argument, or GEODL_CUDA=1) builds the CUDA build in build-cuda/ instead,
 # against the torch wheel's LibTorch that `scripts/install-deps.sh --cuda` installed in
-# build-cuda/libtorch (GEODL_LIBTORCH_WHEEL for another folder; GEODL_CUDA_BUILD_DIR for
-# another build folder).
+# ~/.cache/geodl/libtorch-VERSION (scripts/libtorch_wheel.sh; GEODL_LIBTORCH_WHEEL for another
+# folder; GEODL_CUDA_BUILD_DIR for another build folder).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${GEODL_JOBS:-2}
@@ -18,7 +18,8 @@ if [ "${1:-}" = --cuda ]; then
   shift
 fi
 if [ "$cuda" = 1 ]; then
-  wheel=${GEODL_LIBTORCH_WHEEL:-build-cuda/libtorch}
+  source scripts/libtorch_wheel.sh
+  wheel=$libtorch_wheel
   if [ ! -d "$wheel/torch" ]; then
     echo "build: no torch wheel in $wheel: run scripts/install-deps.sh --cuda first" >&2
     exit 1

@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
-# Installs, from Debian 12's packages alone, whatever GeoDL needs to build, test and run
-# that is not installed yet. Run as root (or through sudo).
+# Installs whatever GeoDL needs to build, test and run that is not installed yet: Debian 12's
+# packages, and from PyPI only what Debian lacks (the tests' Python references, the CUDA
+# build's LibTorch). Run as root (or through sudo).
 #
 # QGIS comes from Debian's own bookworm-backports suite (3.40 LTR, built on Debian 12's GDAL,
 # PROJ and Qt 5.15), signed by the same archive keyring as the main suite. A machine that has
 # bookworm's QGIS 3.22 is upgraded to it.
 #
 # --cuda (or GEODL_CUDA=1) also installs, from PyPI, the LibTorch of GeoDL's CUDA build: the
-# torch wheel and the NVIDIA libraries it loads, into build-cuda/libtorch (GEODL_LIBTORCH_WHEEL
-# for another folder), which `scripts/build.sh --cuda` builds against. Only the wheels' C++
-# libraries and headers are used: GeoDL runs without Python. The CUDA 13 toolkit (nvcc, for
+# torch wheel and the NVIDIA libraries it loads, into ~/.cache/geodl/libtorch-VERSION
+# (scripts/libtorch_wheel.sh; GEODL_LIBTORCH_WHEEL for another folder), which
+# `scripts/build.sh --cuda` builds against. Only the wheels' C++ libraries and headers are
+# used: GeoDL runs without Python. The CUDA 13 toolkit (nvcc, for
 # LibTorch's CMake files) must be installed already; the GPU driver only where GPUs are.
 set -euo pipefail
 cuda=${GEODL_CUDA:-0}
@@ -95,7 +97,7 @@ SOURCES
 # the Python packages are left out (Python only). GEODL_TORCH_WHEEL_VERSION installs another
 # torch 2.x of CUDA 13 beside the same NVIDIA wheels (their libraries keep their names), for a
 # build that must match a machine's own torch: the GPU check's bundle (benchmarks/gpu_bundle.sh).
-torch_wheel_version=${GEODL_TORCH_WHEEL_VERSION:-2.12.1}
+source "$(dirname "$0")/libtorch_wheel.sh"  # torch_wheel_version, libtorch_wheel
 nvidia_wheels=(
   nvidia-cuda-runtime==13.0.96 nvidia-cublas==13.1.1.3 nvidia-cudnn-cu13==9.20.0.48
   nvidia-nccl-cu13==2.29.7 nvidia-cufft==12.0.0.61 nvidia-curand==10.4.0.35 nvidia-cusolver==12.0.4.66
@@ -104,7 +106,7 @@ nvidia_wheels=(
   nvidia-nvshmem-cu13==3.4.5
 )
 install_libtorch_wheel() {
-  local target=${GEODL_LIBTORCH_WHEEL:-build-cuda/libtorch}
+  local target=$libtorch_wheel
   if [ -f "$target/torch-$torch_wheel_version.dist-info/METADATA" ] &&
      [ -f "$target/nvidia/nccl/include/nccl.h" ]; then
     echo "install-deps: the torch $torch_wheel_version wheel (CUDA) is installed in $target"
@@ -116,6 +118,7 @@ install_libtorch_wheel() {
     exit 1
   fi
   echo "install-deps: installing torch $torch_wheel_version (CUDA 13.0) and its NVIDIA libraries from PyPI into $target"
+  mkdir -p "$(dirname "$target")"
   rm -rf "$target.partial"
   # The wheels' tags are given, not taken from this machine's Python: only their C++ parts are
   # used. Debian 12's glibc is 2.36: every manylinux tag up to 2_28 fits.
