@@ -174,4 +174,8 @@ Tensor checkpoint(const CheckpointFn& fn, const std::vector<Tensor>& inputs,
   return CheckpointFunction::apply(at::TensorList(inputs), at::TensorList(params), &fn, &module);
 }
 
+Tensor checkpointedIf(bool lean, const CheckpointFn& fn, const std::vector<Tensor>& inputs, torch::nn::Module& module) {
+  return lean ? checkpoint(fn, inputs, module) : fn(inputs);
+}
+
 }  // namespace geodl

@@ -18,6 +18,10 @@ using CheckpointFn = std::function<torch::Tensor(const std::vector<torch::Tensor
 torch::Tensor checkpoint(const CheckpointFn& fn, const std::vector<torch::Tensor>& inputs,
                          torch::nn::Module& module);
 
+// fn(inputs), checkpointed (as checkpoint()) when lean; otherwise called directly.
+torch::Tensor checkpointedIf(bool lean, const CheckpointFn& fn, const std::vector<torch::Tensor>& inputs,
+                             torch::nn::Module& module);
+
 // Autocast as it is at construction (CPU and CUDA: enabled, lower-precision type). A
 // checkpointed block records it in forward and recomputes under it in backward, which runs
 // after the autocast region has closed (as PyTorch's checkpoint does).

@@ -8,6 +8,7 @@
 #include "base/errors.h"
 
 #include "core/checkpoint.h"
+#include "core/pretrained_encoder.h"
 #include "core/unet_functions.h"
 
 namespace geodl {
@@ -243,10 +244,6 @@ nn::Sequential headConv(int64_t classes) {
 
 }  // namespace
 
-Tensor checkpointedIf(bool lean, const CheckpointFn& fn, const std::vector<Tensor>& inputs, nn::Module& module) {
-  return lean ? checkpoint(fn, inputs, module) : fn(inputs);
-}
-
 std::vector<std::string> SegmentationModelImpl::loadPretrainedEncoder(const std::string&) {
   throw InputError("pretrained_encoder is for the models on a ResNet encoder");
 }
@@ -360,42 +357,14 @@ Tensor adaptFirstConvolution(const Tensor& rgb, int64_t bands) {
 }
 
 std::vector<std::string> ResNetSegmenterImpl::loadPretrainedEncoder(const std::string& path) {
-  const std::string resnet = "resnet" + std::to_string(options.depth());
-  const std::string expected = "it must hold torchvision's " + resnet + " weights (see README, \"Pretrained encoders\")";
-  const auto dict = readTorchSavedDict(path, "pretrained encoder file", "", expected);
   // Names without their owner's prefix: a ResNet's own, DeepLabV3's backbone., smp's encoder.
-  std::map<std::string, Tensor> weights;
-  for (const auto& entry : dict) {
-    if (!entry.key().isString() || !entry.value().isTensor()) continue;
-    std::string key = entry.key().toStringRef();
-    for (const char* prefix : {"module.", "backbone.", "encoder."})
-      if (key.rfind(prefix, 0) == 0) key = key.substr(std::strlen(prefix));
-    weights[key] = entry.value().toTensor();
-  }
-  std::vector<std::string> log;
-  torch::NoGradGuard no_grad;
-  const auto load = [&](const std::string& name, Tensor& target) {
-    auto it = weights.find(name);
-    if (it == weights.end()) throw InputError("the pretrained encoder file '" + path + "' has no '" + name + "'; " + expected);
-    Tensor source = it->second.to(target.scalar_type());
-    if (name == "conv1.weight" && source.dim() == 4 && source.size(1) == 3 && target.size(1) != 3) {
-      source = adaptFirstConvolution(source, target.size(1));
-      log.push_back("the first convolution's RGB filters adapted to " + std::to_string(target.size(1)) +
-                    " bands (extra bands: their mean; all scaled by 3/" + std::to_string(target.size(1)) + ")");
-    }
-    if (source.sizes() != target.sizes()) {
-      std::ostringstream msg;
-      msg << "the pretrained encoder file '" << path << "' gives '" << name << "' the shape " << source.sizes()
-          << " but " << resnet << "'s needs " << target.sizes() << "; " << expected;
-      throw InputError(msg.str());
-    }
-    target.copy_(source);
-  };
-  size_t loaded = 0;
-  for (auto& p : encoder->named_parameters()) load(p.key(), p.value()), ++loaded;
-  for (auto& b : encoder->named_buffers()) load(b.key(), b.value()), ++loaded;
-  log.insert(log.begin(), std::to_string(loaded) + " " + resnet + " encoder tensors loaded from " + path);
-  return log;
+  // (fc and the classifiers are not the encoder's: left out).
+  EncoderWeights what;
+  what.family = "resnet" + std::to_string(options.depth());
+  what.expected = "it must hold torchvision's " + what.family + " weights (see README, \"Pretrained encoders\")";
+  what.first_convolution = "conv1.weight";
+  what.prefixes = {"module.", "backbone.", "encoder."};
+  return loadEncoderWeights(*encoder, path, what);
 }
 
 }  // namespace geodl

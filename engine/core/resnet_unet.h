@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "core/checkpoint.h"
 #include "core/models.h"
 
 namespace geodl {
@@ -143,11 +144,6 @@ struct ResNetSegmenterImpl : SegmentationModelImpl {
   // checkpoint restores and differentiates.
   std::shared_ptr<torch::nn::Module> stem_;
 };
-
-// fn(inputs), checkpointed (recomputed in backward, `module` holding its parameters) when
-// lean; otherwise called directly.
-torch::Tensor checkpointedIf(bool lean, const std::function<torch::Tensor(const std::vector<torch::Tensor>&)>& fn,
-                             const std::vector<torch::Tensor>& inputs, torch::nn::Module& module);
 
 // segmentation-models-pytorch's layout of a model on a ResNet encoder: the encoder, a
 // decoder and a segmentation head, registered under smp's names ("encoder", "decoder",
