@@ -34,11 +34,16 @@ packages=(
   libcli11-dev libyaml-cpp-dev nlohmann-json3-dev libgtest-dev libbenchmark-dev
   # headless desktop tests; PyTorch and h5py for the reference scripts (pip: what Debian lacks)
   xvfb xauth python3-torch python3-torchvision python3-h5py python3-gdal python3-pip
+  # what segmentation-models-pytorch, timm and huggingface_hub import (they come from PyPI)
+  python3-tqdm python3-filelock python3-fsspec python3-yaml python3-requests python3-packaging python3-pil
   # the distributed test watches a rank's file operations
   strace
 )
-# The references of tests that Debian lacks, from PyPI (the tests only: GeoDL never runs Python).
+# The references of tests that Debian lacks, from PyPI (the tests only: GeoDL never runs Python):
+# safetensors; segmentation-models-pytorch (SegFormer) with timm and huggingface_hub, without
+# their dependencies (they would pull PyPI's torch over Debian's; Debian has the others, above).
 python_references=("safetensors==0.5.3")
+python_references_no_deps=("segmentation-models-pytorch==0.6.0" "timm==1.0.31" "huggingface_hub==0.26.5")
 # The QGIS plugin, the desktop and qgis_process the end-to-end tests start: QGIS 3.40.
 qgis_packages=(qgis qgis-providers libqgis-dev python3-qgis)
 qgis_series=3.40
@@ -147,6 +152,11 @@ if ! /usr/bin/python3 -c "import safetensors.torch" 2>/dev/null; then
   echo "install-deps: installing the tests' Python references from PyPI: ${python_references[*]}"
   $sudo /usr/bin/python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
     --break-system-packages --only-binary=:all: "${python_references[@]}"
+fi
+if ! /usr/bin/python3 -c "import segmentation_models_pytorch, timm" 2>/dev/null; then
+  echo "install-deps: installing the tests' Python references from PyPI: ${python_references_no_deps[*]}"
+  $sudo /usr/bin/python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
+    --break-system-packages --no-deps "${python_references_no_deps[@]}"
 fi
 [ "$cuda" = 1 ] && install_libtorch_wheel
 exit 0

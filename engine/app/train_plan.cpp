@@ -159,8 +159,9 @@ TrainPlan planTraining(const TrainOptions& options, TrainResult& result, OutputF
       throw InputError("the pretrained encoder '" + options.pretrained_encoder +
                        "' does not exist; fix training.pretrained_encoder or leave it out");
     const auto a = modelSpecFromName(options.model).architecture;
-    if (!hasResNetEncoder(a))
-      throw InputError("pretrained_encoder is for the models on a ResNet encoder (" + resnetModelNames() + "), not " +
+    if (!hasPretrainedEncoder(a))
+      throw InputError("pretrained_encoder is for the models on a ResNet or Mix Transformer encoder (" +
+                       pretrainedEncoderModelNames() + "), not " +
                        options.model + (a == Architecture::TernausNet ? "; TernausNet takes VGG11 weights "
                                                                                  "through pretrained" : ""));
   }

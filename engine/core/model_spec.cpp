@@ -18,7 +18,13 @@ const std::vector<std::string>& modelNames() {
                                                  "resnet50_unet",
                                                  "resnet34_unetplusplus",
                                                  "deeplabv3_resnet50",
-                                                 "deeplabv3plus_resnet50"};
+                                                 "deeplabv3plus_resnet50",
+                                                 "segformer_b0",
+                                                 "segformer_b1",
+                                                 "segformer_b2",
+                                                 "segformer_b3",
+                                                 "segformer_b4",
+                                                 "segformer_b5"};
   return names;
 }
 
@@ -28,7 +34,8 @@ constexpr Architecture kArchitectures[] = {
     Architecture::UNet,         Architecture::UNetSmall,           Architecture::TernausNet,
     Architecture::ResNet18UNet, Architecture::ResNet34UNet,        Architecture::ResNet50UNet,
     Architecture::ResNet34UNetPlusPlus, Architecture::DeepLabV3ResNet50,
-    Architecture::DeepLabV3PlusResNet50};
+    Architecture::DeepLabV3PlusResNet50, Architecture::SegFormerB0, Architecture::SegFormerB1,
+    Architecture::SegFormerB2, Architecture::SegFormerB3, Architecture::SegFormerB4, Architecture::SegFormerB5};
 }  // namespace
 
 std::string architectureName(Architecture architecture) {
@@ -42,6 +49,12 @@ std::string architectureName(Architecture architecture) {
     case Architecture::ResNet34UNetPlusPlus: return "resnet34_unetplusplus";
     case Architecture::DeepLabV3ResNet50: return "deeplabv3_resnet50";
     case Architecture::DeepLabV3PlusResNet50: return "deeplabv3plus_resnet50";
+    case Architecture::SegFormerB0:
+    case Architecture::SegFormerB1:
+    case Architecture::SegFormerB2:
+    case Architecture::SegFormerB3:
+    case Architecture::SegFormerB4:
+    case Architecture::SegFormerB5: return "segformer_b" + std::to_string(segformerVariant(architecture));
   }
   return "unknown";
 }
@@ -78,14 +91,23 @@ int resnetDepth(Architecture architecture) {
 
 bool hasResNetEncoder(Architecture architecture) { return resnetDepth(architecture) != 0; }
 
+int segformerVariant(Architecture architecture) {
+  const int variant = int(architecture) - int(Architecture::SegFormerB0);
+  return variant >= 0 && variant <= 5 ? variant : -1;
+}
+
+bool hasPretrainedEncoder(Architecture architecture) {
+  return hasResNetEncoder(architecture) || segformerVariant(architecture) >= 0;
+}
+
 int minimumTrainingBatch(Architecture architecture) {
   return architecture == Architecture::DeepLabV3ResNet50 || architecture == Architecture::DeepLabV3PlusResNet50 ? 2 : 1;
 }
 
-std::string resnetModelNames() {
+std::string pretrainedEncoderModelNames() {
   std::string names;
   for (const auto& name : modelNames())
-    if (hasResNetEncoder(modelSpecFromName(name).architecture)) names += (names.empty() ? "" : ", ") + name;
+    if (hasPretrainedEncoder(modelSpecFromName(name).architecture)) names += (names.empty() ? "" : ", ") + name;
   return names;
 }
 

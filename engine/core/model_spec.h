@@ -16,7 +16,13 @@ enum class Architecture {
   ResNet50UNet,
   ResNet34UNetPlusPlus,
   DeepLabV3ResNet50,
-  DeepLabV3PlusResNet50
+  DeepLabV3PlusResNet50,
+  SegFormerB0,
+  SegFormerB1,
+  SegFormerB2,
+  SegFormerB3,
+  SegFormerB4,
+  SegFormerB5
 };
 
 // The sample (and window) sizes the networks take: at least 8 pixels (three poolings), and
@@ -53,8 +59,12 @@ int resnetDepth(Architecture architecture);
 // The smallest batch the architecture trains on: 2 for the DeepLabs (the BatchNorm after
 // the ASPP's image pooling sees one value per channel and sample), else 1.
 int minimumTrainingBatch(Architecture architecture);
-// The names of the models on a ResNet encoder, separated by ", ".
-std::string resnetModelNames();
+// SegFormer's variant (0-5 for B0-B5), -1 for the others.
+int segformerVariant(Architecture architecture);
+// Whether training.pretrained_encoder applies: the models on a ResNet or Mix Transformer
+// encoder; their names, separated by ", ".
+bool hasPretrainedEncoder(Architecture architecture);
+std::string pretrainedEncoderModelNames();
 
 // Throws InputError when bands, classes or the dropout probability are out of range.
 void validate(const ModelSpec& spec);

@@ -8,6 +8,7 @@
 
 #include "core/deeplab.h"
 #include "core/resnet_unet.h"
+#include "core/segformer.h"
 #include "core/ternausnet.h"
 #include "core/torch_save_file.h"
 #include "core/unet.h"
@@ -68,6 +69,14 @@ SegmentationModel makeModel(const ModelSpec& spec) {
       if (spec.architecture == Architecture::DeepLabV3PlusResNet50) return std::make_shared<DeepLabV3PlusImpl>(options);
       return std::make_shared<ResNetUNetImpl>(options);
     }
+    case Architecture::SegFormerB0:
+    case Architecture::SegFormerB1:
+    case Architecture::SegFormerB2:
+    case Architecture::SegFormerB3:
+    case Architecture::SegFormerB4:
+    case Architecture::SegFormerB5:
+      return std::make_shared<SegformerImpl>(
+          SegformerOptions(spec.bands, spec.classes, segformerVariant(spec.architecture)).checkpoint(spec.checkpoint));
   }
   throw std::logic_error("unhandled architecture");
 }

@@ -20,7 +20,7 @@ struct SegmentationModelImpl : torch::nn::Module {
   // The pretrained-encoder part (its own learning rate, frozen for the first epochs);
   // empty for models without one.
   virtual std::vector<torch::Tensor> encoderParameters() { return {}; }
-  // Loads the encoder's weights from a pretrained-encoder file (hasResNetEncoder models);
+  // Loads the encoder's weights from a pretrained-encoder file (hasPretrainedEncoder models);
   // returns what the log says. InputError for the models without one.
   virtual std::vector<std::string> loadPretrainedEncoder(const std::string& path);
 };

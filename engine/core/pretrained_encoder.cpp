@@ -1,12 +1,19 @@
 #include "core/pretrained_encoder.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "base/errors.h"
 #include "core/models.h"
-#include "core/resnet_unet.h"
 
 namespace geodl {
+
+torch::Tensor adaptFirstConvolution(const torch::Tensor& rgb, int64_t bands) {
+  torch::Tensor adapted = rgb.mean(1, true).expand({rgb.size(0), bands, rgb.size(2), rgb.size(3)}).clone();
+  const int64_t n = std::min<int64_t>(3, bands);
+  adapted.narrow(1, 0, n).copy_(rgb.narrow(1, 0, n));
+  return adapted * (3.0 / double(bands));
+}
 
 std::vector<std::string> loadEncoderWeights(torch::nn::Module& encoder, const std::string& path,
                                             const EncoderWeights& what) {

@@ -22,6 +22,11 @@ struct EncoderWeights {
   std::function<std::map<std::string, torch::Tensor>(const std::map<std::string, torch::Tensor>&)> rename;
 };
 
+// RGB filters (out, 3, k, k) for `bands` bands: the first min(bands, 3) keep theirs, extra
+// bands get the mean of the three, and all are scaled by 3 / bands, so that an image whose
+// bands are alike gives the activations the RGB filters gave.
+torch::Tensor adaptFirstConvolution(const torch::Tensor& rgb, int64_t bands);
+
 // Loads every parameter and buffer of `encoder` from the pretrained-encoder file `path`.
 // InputError names the first name missing or of another shape (both shapes). Returns what the
 // log says: "<n> <family> encoder tensors loaded from <path>", and the adaptation of the first

@@ -245,7 +245,7 @@ nn::Sequential headConv(int64_t classes) {
 }  // namespace
 
 std::vector<std::string> SegmentationModelImpl::loadPretrainedEncoder(const std::string&) {
-  throw InputError("pretrained_encoder is for the models on a ResNet encoder");
+  throw InputError("pretrained_encoder is for the models on a ResNet or Mix Transformer encoder");
 }
 
 ResNetSegmenterImpl::ResNetSegmenterImpl(const ResNetModelOptions& opts, const std::string& encoder_name,
@@ -347,13 +347,6 @@ Tensor ResNetUNetPlusPlusImpl::decode(std::vector<Tensor>& features, int64_t, in
     values[key] = runDecoderBlock(decoder->block(key.first, key.second), in, lean, fused);
   }
   return segmentation_head->ptr(0)->as<nn::Conv2dImpl>()->forward(values.at({0, depth}));
-}
-
-Tensor adaptFirstConvolution(const Tensor& rgb, int64_t bands) {
-  Tensor adapted = rgb.mean(1, true).expand({rgb.size(0), bands, rgb.size(2), rgb.size(3)}).clone();
-  const int64_t n = std::min<int64_t>(3, bands);
-  adapted.narrow(1, 0, n).copy_(rgb.narrow(1, 0, n));
-  return adapted * (3.0 / double(bands));
 }
 
 std::vector<std::string> ResNetSegmenterImpl::loadPretrainedEncoder(const std::string& path) {

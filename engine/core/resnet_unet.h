@@ -191,11 +191,6 @@ torch::Tensor convBnRelu(const torch::nn::Sequential& unit, const torch::Tensor&
 torch::nn::Sequential convBnReluUnit(int64_t in, int64_t out, int64_t kernel, int64_t dilation = 1);
 }  // namespace resnet_ops
 
-// RGB filters (out, 3, k, k) for `bands` bands: the first min(bands, 3) keep theirs, extra
-// bands get the mean of the three, and all are scaled by 3 / bands, so that an image whose
-// bands are alike gives the activations the RGB filters gave.
-torch::Tensor adaptFirstConvolution(const torch::Tensor& rgb, int64_t bands);
-
 // Folds BatchNorm `bn` (its running statistics) into convolution `conv`: the weight and
 // bias of the one convolution that computes bn(conv(x)) in inference.
 std::pair<torch::Tensor, torch::Tensor> foldBatchNorm(const torch::nn::Conv2dImpl& conv,

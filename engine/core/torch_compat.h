@@ -8,6 +8,7 @@
 #include <c10/core/Allocator.h>
 #include <torch/version.h>
 
+#include <cmath>
 #include <cstring>
 #include <tuple>
 
@@ -108,6 +109,23 @@ inline std::tuple<at::Tensor, at::Tensor> preluBackward(const at::Tensor& grad, 
   return {grad_input, grad_weight};
 #else
   return at::prelu_backward(grad, input, weight);
+#endif
+}
+
+// Attention softmax(q k^T / sqrt(d)) v over the last two dimensions of (..., L, d) tensors:
+// LibTorch's scaled_dot_product_attention in 2.x (its fused kernels: flash or memory-efficient
+// attention on a GPU, a fused loop on the CPU), the three operations written out in 1.13,
+// which has none. plainAttention is the written-out form in both.
+inline at::Tensor plainAttention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+  const double scale = 1.0 / std::sqrt(double(q.size(-1)));
+  return at::matmul((at::matmul(q, k.transpose(-2, -1)) * scale).softmax(-1), v);
+}
+
+inline at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+#if GEODL_TORCH_2
+  return at::scaled_dot_product_attention(q, k, v);
+#else
+  return plainAttention(q, k, v);
 #endif
 }
 

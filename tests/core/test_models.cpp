@@ -30,7 +30,8 @@ TEST(ModelSpec, UnknownNameListsTheValidOnes) {
   } catch (const InputError& e) {
     EXPECT_STREQ(e.what(),
                  "unknown model 'deeplab'; choose one of: unet unetsmall checkpointed_unet ternausnet resnet18_unet "
-                 "resnet34_unet resnet50_unet resnet34_unetplusplus deeplabv3_resnet50 deeplabv3plus_resnet50");
+                 "resnet34_unet resnet50_unet resnet34_unetplusplus deeplabv3_resnet50 deeplabv3plus_resnet50 "
+                 "segformer_b0 segformer_b1 segformer_b2 segformer_b3 segformer_b4 segformer_b5");
   }
 }
 
@@ -129,7 +130,7 @@ TEST(Bf16, InferenceFollowsFp32OnEveryArchitecture) {
   if (cpuBf16Instructions().empty())
     GTEST_SKIP() << "SKIPPED: this CPU has neither AVX512_BF16 nor AMX-BF16: no bf16 inference to check";
   for (const std::string name : {"unetsmall", "unet", "ternausnet", "resnet18_unet", "resnet50_unet",
-                                 "resnet34_unetplusplus", "deeplabv3_resnet50", "deeplabv3plus_resnet50"}) {
+                                 "resnet34_unetplusplus", "deeplabv3_resnet50", "deeplabv3plus_resnet50", "segformer_b0"}) {
     torch::manual_seed(3);
     auto model = makeModel(test::specNamed(name, 3, 4));
     model->eval();

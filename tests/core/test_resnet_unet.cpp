@@ -10,6 +10,7 @@
 #include "base/errors.h"
 #include "core/device.h"
 #include "core/models.h"
+#include "core/pretrained_encoder.h"
 #include "core/resnet_unet.h"
 #include "core/test_support.h"
 
