@@ -5,7 +5,8 @@
 # geodl algorithms and `qgis_process.bin run geodl:classify` must write a class raster
 # with the model's colour table.
 # Then every other algorithm runs too (its help first): the batch size probe, samples from the
-# scene's training raster and labels, and one epoch of training on them.
+# scene's training raster and labels, one epoch of training a SegFormer B0 on them, and a
+# classification with it.
 # Then QGIS in French (the profile's interface language): algorithm names, group, parameter
 # labels and help come out in French.
 # Usage: run_qgis_process_test.sh PLUGIN_DIR RASTER MODEL
@@ -48,22 +49,39 @@ qgis_process.bin --json run geodl:estimatebatchsize --MODEL=1 --SAMPLE_SIZE=32 -
 qgis_process.bin --json run geodl:createsamples --INPUT="$scene/scene_trn.tif" --VECTOR="$scene/scene_trn_labels.gpkg" \
   --FIELD=class --SPLIT=1 --VALIDATION_PERCENT=25 --SAMPLE_SIZE=32 --STRIDE=32 --OUTPUT_FOLDER="$home/samples" \
   --FOOTPRINT="$home/footprints.gpkg" > "$home/samples.json" 2> "$home/samples.err" || { cat "$home/samples.err"; exit 1; }
+# The model trained is a transformer, SegFormer B0 (its index among the MODEL options, from
+# the algorithm's own definition), and classifies the training raster.
+qgis_process.bin --json help geodl:train > "$home/help_train.json" 2> "$home/help_train.err" ||
+  { cat "$home/help_train.err"; exit 1; }
+segformer=$(/usr/bin/python3 -c 'import json, sys
+print(json.load(open(sys.argv[1]))["parameters"]["MODEL"]["raw_definition"]["options"].index("segformer_b0"))' \
+  "$home/help_train.json")
 qgis_process.bin --json run geodl:train --TRAINING_STORE="$home/samples/trn_samples.hdf5" \
-  --VALIDATION_STORE="$home/samples/val_samples.hdf5" --MODEL=1 --EPOCHS=1 --BATCH_SIZE=4 --THREADS=2 \
+  --VALIDATION_STORE="$home/samples/val_samples.hdf5" --MODEL="$segformer" --EPOCHS=1 --BATCH_SIZE=4 --THREADS=2 \
   --OUTPUT_MODEL="$home/trained/model.pt" > "$home/train.json" 2> "$home/train.err" || { cat "$home/train.err"; exit 1; }
-/usr/bin/python3 - "$home" <<'PY'
+qgis_process.bin --json run geodl:classify --INPUT="$scene/scene_trn.tif" --MODEL="$home/trained/model.pt" \
+  --WINDOW=64 --THREADS=2 --OUTPUT="$home/trained/classes.tif" > "$home/classify.json" 2> "$home/classify.err" ||
+  { cat "$home/classify.err"; exit 1; }
+/usr/bin/python3 - "$home" "$scene/scene_trn.tif" <<'PY'
 import json, os, sys
+from osgeo import gdal
 home = sys.argv[1]
 def results(name):
     return json.load(open(os.path.join(home, name + '.json')))['results']
-probe, samples, train = results('probe'), results('samples'), results('train')
+probe, samples, train, classify = results('probe'), results('samples'), results('train'), results('classify')
 assert probe['MAX_BATCH'] >= 1, probe
 assert samples['TRAINING_SAMPLES'] > 0 and samples['VALIDATION_SAMPLES'] > 0, samples
 assert os.path.exists(samples['TRAINING_STORE']) and os.path.exists(os.path.join(home, 'footprints.gpkg')), samples
 assert os.path.exists(train['OUTPUT_MODEL']) and train['BEST_EPOCH'] == 1, train
+with open(train['OUTPUT_MODEL'], 'rb') as f:
+    assert b'segformer_b0' in f.read(), 'the model file does not name segformer_b0'
+classes, raster = gdal.Open(classify['OUTPUT']), gdal.Open(sys.argv[2])
+assert (classes.RasterXSize, classes.RasterYSize) == (raster.RasterXSize, raster.RasterYSize), classify
+assert classes.GetGeoTransform() == raster.GetGeoTransform(), classify
 print('qgis_process run: geodl:estimatebatchsize MAX_BATCH=%d, geodl:createsamples %d+%d samples, '
-      'geodl:train a model (best epoch %d)' % (probe['MAX_BATCH'], samples['TRAINING_SAMPLES'],
-                                               samples['VALIDATION_SAMPLES'], train['BEST_EPOCH']))
+      'geodl:train a segformer_b0 (best epoch %d), geodl:classify with it (%d x %d)'
+      % (probe['MAX_BATCH'], samples['TRAINING_SAMPLES'], samples['VALIDATION_SAMPLES'], train['BEST_EPOCH'],
+         classes.RasterXSize, classes.RasterYSize))
 PY
 
 # QGIS in French.
