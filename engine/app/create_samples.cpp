@@ -122,6 +122,8 @@ class SampleOutputs {
     meta.class_names = result_.class_names;
     meta.band_mean = result_.band_mean;
     meta.band_std = result_.band_std;
+    meta.band_min = stats_.minimum();
+    meta.band_max = stats_.maximum();
     for (const auto& r : rasters_) {
       meta.sources.push_back(r->info().path);
       meta.source_crs_wkt.push_back(r->info().crs_wkt);

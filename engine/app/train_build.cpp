@@ -38,19 +38,28 @@ SegmentationModel buildModel(const TrainOptions& options, const ModelSpec& spec,
   return model;
 }
 
-// The inputs' normalization: the store's band statistics, or measured on (up to 512 of) its
-// samples for a store without them (geo-deep-learning's).
-void bandNormalization(const TrainOptions& options, const TrainPlan& plan, std::vector<double>& mean,
-                       std::vector<double>& stdev, Progress& progress) {
+// The inputs' normalization and value range: the store's band statistics, or measured on (up
+// to 512 of) its samples for a store without them (geo-deep-learning's; GeoDL's older stores
+// have no range).
+void bandNormalization(const TrainOptions& options, const TrainPlan& plan, TrainingBands& bands, Progress& progress) {
   const auto& tm = plan.trn.metadata;
-  mean = tm.band_mean;
-  stdev = tm.band_std;
-  if (int(mean.size()) == tm.bands && int(stdev.size()) == tm.bands) return;
+  bands.mean = tm.band_mean;
+  bands.stdev = tm.band_std;
+  bands.minimum = tm.band_min;
+  bands.maximum = tm.band_max;
+  const auto complete = [&](const std::vector<double>& v) { return int(v.size()) == tm.bands; };
+  const bool has_statistics = complete(bands.mean) && complete(bands.stdev);
+  if (has_statistics && complete(bands.minimum) && complete(bands.maximum)) return;
   const int64_t count = std::min<int64_t>(plan.n_trn, 512);
   const io::BandStatistics stats = io::measureStoreStatistics(options.train_store, count);
-  mean = stats.mean();
-  stdev = stats.stddev(1e-12);
-  progress.log("the training store has no band statistics; measured them on " + std::to_string(count) + " samples");
+  if (!has_statistics) {
+    bands.mean = stats.mean();
+    bands.stdev = stats.stddev(1e-12);
+  }
+  bands.minimum = stats.minimum();
+  bands.maximum = stats.maximum();
+  progress.log(std::string("the training store has no ") + (has_statistics ? "value range" : "band statistics") +
+               "; measured on " + std::to_string(count) + " samples");
 }
 
 LossOptions lossOptions(const TrainOptions& options, const TrainPlan& plan, Progress& progress) {
@@ -116,11 +125,13 @@ BuiltRun buildRun(const TrainOptions& options, TrainPlan& plan, const Checkpoint
                                              : options.seed >= 0 ? options.seed : int64_t(std::random_device{}() >> 1));
   if (resumed) result.epochs = resumed->state.epochs;
   SegmentationModel model;
-  std::vector<double> mean, stdev;
+  TrainingBands bands;
+  const std::vector<double>& mean = bands.mean;
+  const std::vector<double>& stdev = bands.stdev;
   LossOptions loss;
   ranks.together([&] {
     model = buildModel(options, plan.spec, result.seed, progress);
-    bandNormalization(options, plan, mean, stdev, progress);
+    bandNormalization(options, plan, bands, progress);
     loss = lossOptions(options, plan, progress);
     result.batch_size = chooseBatchSize(options, plan, resumed, result, progress);
   });
@@ -131,7 +142,7 @@ BuiltRun buildRun(const TrainOptions& options, TrainPlan& plan, const Checkpoint
   plan.spec.checkpoint = ranks.minimum(plan.spec.checkpoint ? 0 : 1) == 0;
   model->setCheckpointing(plan.spec.checkpoint);
   result.checkpointing = plan.spec.checkpoint;
-  ModelInfo info = describeModel(options, plan, mean, stdev, result);
+  ModelInfo info = describeModel(options, plan, bands, result);
   json record = trainingRecord(options, plan, result, ranks.size());
   // Every rank must train the same run: the options, the data, the version.
   json same = record;

@@ -76,8 +76,8 @@ json trainingRecord(const TrainOptions& options, const TrainPlan& plan, const Tr
   return record;
 }
 
-ModelInfo describeModel(const TrainOptions& options, const TrainPlan& plan, const std::vector<double>& mean,
-                        const std::vector<double>& stdev, TrainResult& result) {
+ModelInfo describeModel(const TrainOptions& options, const TrainPlan& plan, const TrainingBands& bands,
+                        TrainResult& result) {
   const auto& tm = plan.trn.metadata;
   ModelInfo info;
   info.engine_version = metadata::kVersion;
@@ -86,8 +86,10 @@ ModelInfo describeModel(const TrainOptions& options, const TrainPlan& plan, cons
   info.spec.pretrained = options.pretrained;
   info.sample_size = tm.sample_size;
   info.data_type = tm.data_type;
-  info.band_mean = mean;
-  info.band_std = stdev;
+  info.band_mean = bands.mean;
+  info.band_std = bands.stdev;
+  info.band_min = bands.minimum;
+  info.band_max = bands.maximum;
   for (int c = 0; c < plan.spec.classes; ++c) {
     ModelClass mc;
     mc.id = c < int(tm.class_ids.size()) ? tm.class_ids[c] : c;

@@ -89,6 +89,12 @@ RunState startState(const TrainOptions& options, Checkpoint* resumed, TrainResul
                     SegmentationModelImpl& model, torch::optim::Optimizer& optimizer, const torch::Device& device,
                     Progress& progress);
 
+// The training samples' bands: the normalization (input = (pixel - mean) / stdev) and the
+// value range, which the model file keeps for classification to compare imagery with.
+struct TrainingBands {
+  std::vector<double> mean, stdev, minimum, maximum;
+};
+
 // 4. The record (train_record.cpp).
 // The training options as the model file keeps them: every option of the table that holds a
 // value, by its name and typed as its option, with the pretrained encoder's digest and the
@@ -98,8 +104,8 @@ nlohmann::json optionsToJson(const TrainOptions& options);
 nlohmann::json trainingRecord(const TrainOptions& options, const TrainPlan& plan, const TrainResult& result,
                               int world_size);
 // What the model file says of the model: everything classification needs.
-ModelInfo describeModel(const TrainOptions& options, const TrainPlan& plan, const std::vector<double>& mean,
-                        const std::vector<double>& stdev, TrainResult& result);
+ModelInfo describeModel(const TrainOptions& options, const TrainPlan& plan, const TrainingBands& bands,
+                        TrainResult& result);
 // The current time as the model file writes it: 2026-12-02T16:00:00Z.
 std::string utcNow();
 

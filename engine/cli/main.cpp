@@ -398,6 +398,9 @@ int printModel(const geodl::Inspection& found) {
             << found.parameters << " parameters\n"
             << "bands: " << i.spec.bands << " (" << i.data_type << "), normalization mean/std:";
   for (int b = 0; b < i.spec.bands; ++b) std::cout << " " << i.band_mean[b] << "/" << i.band_std[b];
+  std::cout << "\nvalue range:";
+  if (i.band_min.empty()) std::cout << " not recorded (a file from before GeoDL kept it)";
+  for (size_t b = 0; b < i.band_min.size(); ++b) std::cout << " " << i.band_min[b] << "-" << i.band_max[b];
   std::cout << "\nsample size: " << i.sample_size << " px\nclasses:";
   for (const auto& c : i.classes) std::cout << " " << c.id << "=" << c.name << " " << c.colour << ";";
   std::cout << "\nignore index: " << i.ignore_index << "\nCRS: " << firstWktName(i.crs_wkt) << ", pixel size "

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -11,7 +12,10 @@ namespace geodl::io {
 
 class BandStatistics {
  public:
-  explicit BandStatistics(int bands) : sum_(size_t(bands), 0.0), sum_sq_(size_t(bands), 0.0) {}
+  explicit BandStatistics(int bands)
+      : sum_(size_t(bands), 0.0), sum_sq_(size_t(bands), 0.0),
+        min_(size_t(bands), std::numeric_limits<double>::infinity()),
+        max_(size_t(bands), -std::numeric_limits<double>::infinity()) {}
 
   // One pixel: `bands` values, band-interleaved.
   template <class T>
@@ -20,6 +24,8 @@ class BandStatistics {
       const double v = double(pixel[b]);
       sum_[b] += v;
       sum_sq_[b] += v * v;
+      if (v < min_[b]) min_[b] = v;
+      if (v > max_[b]) max_[b] = v;
     }
     ++count_;
   }
@@ -29,9 +35,13 @@ class BandStatistics {
   std::vector<double> mean() const;
   // The standard deviations, of a variance at least `min_variance` (0 without pixels).
   std::vector<double> stddev(double min_variance = 0) const;
+  // The smallest and largest values of each band (empty without pixels): the value range
+  // a model is trained on, which classification compares the imagery with.
+  std::vector<double> minimum() const { return count_ > 0 ? min_ : std::vector<double>{}; }
+  std::vector<double> maximum() const { return count_ > 0 ? max_ : std::vector<double>{}; }
 
  private:
-  std::vector<double> sum_, sum_sq_;
+  std::vector<double> sum_, sum_sq_, min_, max_;
   int64_t count_ = 0;
 };
 

@@ -333,6 +333,8 @@ void SampleStoreWriter::finish(const StoreMetadata& m) {
                       H5T_NATIVE_INT64);
   writeArrayAttribute(f, "band_mean", m.band_mean, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE);
   writeArrayAttribute(f, "band_std", m.band_std, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE);
+  writeArrayAttribute(f, "band_min", m.band_min, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE);
+  writeArrayAttribute(f, "band_max", m.band_max, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE);
   writeStringsAttribute(f, "sources", m.sources);
   writeStringsAttribute(f, "source_crs_wkt", m.source_crs_wkt);
   writeStringAttribute(f, "crs_wkt", m.crs_wkt);
@@ -373,6 +375,8 @@ StoreContents readStoreMetadata(const std::string& path) {
   m.class_pixel_counts = readArrayAttribute<int64_t>(f, "class_pixel_counts", H5T_NATIVE_INT64);
   m.band_mean = readArrayAttribute<double>(f, "band_mean", H5T_NATIVE_DOUBLE);
   m.band_std = readArrayAttribute<double>(f, "band_std", H5T_NATIVE_DOUBLE);
+  m.band_min = readArrayAttribute<double>(f, "band_min", H5T_NATIVE_DOUBLE);
+  m.band_max = readArrayAttribute<double>(f, "band_max", H5T_NATIVE_DOUBLE);
   m.sources = readStringsAttribute(f, "sources");
   m.source_crs_wkt = readStringsAttribute(f, "source_crs_wkt");
   m.crs_wkt = readStringAttribute(f, "crs_wkt");

@@ -25,6 +25,8 @@ struct StoreMetadata {
   std::vector<int64_t> class_pixel_counts;  // in this store, per class_ids entry
   std::vector<double> band_mean;            // of the training samples' valid pixels
   std::vector<double> band_std;
+  std::vector<double> band_min;             // the training samples' value range, per band
+  std::vector<double> band_max;             // (both empty in older stores and geo-deep-learning's)
   std::vector<std::string> sources;  // source rasters
   std::vector<std::string> source_crs_wkt;
   std::string crs_wkt;  // of the first source

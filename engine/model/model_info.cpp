@@ -57,6 +57,8 @@ std::string toJson(const ModelInfo& info, int indent) {
       {"data_type", info.data_type},
       {"band_mean", info.band_mean},
       {"band_std", info.band_std},
+      {"band_min", info.band_min},
+      {"band_max", info.band_max},
       {"classes", classes},
       {"ignore_index", info.ignore_index},
       {"crs_wkt", info.crs_wkt},
@@ -94,6 +96,9 @@ ModelInfo modelInfoFromJson(const std::string& text) {
   info.data_type = j.value("data_type", "");
   info.band_mean = field<std::vector<double>>(j, "band_mean");
   info.band_std = field<std::vector<double>>(j, "band_std");
+  // The value range: in files since GeoDL recorded it (older ones: no range to compare).
+  info.band_min = j.value("band_min", std::vector<double>{});
+  info.band_max = j.value("band_max", std::vector<double>{});
   for (const auto& c : field<json>(j, "classes"))
     info.classes.push_back({c.value("id", 0), c.value("name", ""), c.value("colour", "")});
   info.ignore_index = j.value("ignore_index", 255);
@@ -111,6 +116,11 @@ ModelInfo modelInfoFromJson(const std::string& text) {
   if (int(info.band_mean.size()) != info.spec.bands || int(info.band_std.size()) != info.spec.bands)
     throw InputError("the model file's normalization has " + std::to_string(info.band_mean.size()) +
                      " values for " + std::to_string(info.spec.bands) + " bands: the file is damaged");
+  if (info.band_min.size() != info.band_max.size() ||
+      (!info.band_min.empty() && int(info.band_min.size()) != info.spec.bands))
+    throw InputError("the model file's value range has " + std::to_string(info.band_min.size()) + " and " +
+                     std::to_string(info.band_max.size()) + " values for " + std::to_string(info.spec.bands) +
+                     " bands: the file is damaged");
   if (int(info.classes.size()) != info.spec.classes)
     throw InputError("the model file names " + std::to_string(info.classes.size()) +
                      " classes for a model of " + std::to_string(info.spec.classes) +

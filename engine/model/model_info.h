@@ -29,6 +29,7 @@ struct ModelInfo {
   int sample_size = 0;        // training samples' height and width
   std::string data_type;      // GDAL name of the training rasters' pixel type
   std::vector<double> band_mean, band_std;  // input = (pixel - mean) / std, per band
+  std::vector<double> band_min, band_max;   // the training samples' value range (empty: unknown)
   std::vector<ModelClass> classes;          // index = output channel
   int ignore_index = 255;
   std::string crs_wkt;        // of the training data ("" when unknown)

@@ -12,11 +12,28 @@
 #include "io/gis_fixtures.h"
 #include "io/sample_store.h"
 
+#include <ogr_spatialref.h>
+
 namespace geodl::test {
 
 
 // A store of `count` samples: class 1 is a bright rectangle on a dark, noisy background
 // (pixel values 40-70 vs 150-180), so a small network learns it in a few epochs.
+namespace {
+
+// EPSG:32618 (WGS 84 / UTM zone 18N) as GDAL writes it.
+std::string utm18nWkt() {
+  OGRSpatialReference srs;
+  srs.importFromEPSG(32618);
+  char* wkt = nullptr;
+  srs.exportToWkt(&wkt);
+  const std::string text = wkt ? wkt : "";
+  CPLFree(wkt);
+  return text;
+}
+
+}  // namespace
+
 std::string makeStore(const std::string& path, int count, uint64_t seed, int classes,
                       const std::string& split) {
   std::mt19937_64 rng(seed);
@@ -59,7 +76,7 @@ std::string makeStore(const std::string& path, int count, uint64_t seed, int cla
     m.band_mean.push_back(sum[b] / n);
     m.band_std.push_back(std::sqrt(sq[b] / n - (sum[b] / n) * (sum[b] / n)));
   }
-  m.crs_wkt = "PROJCS[\"WGS 84 / UTM zone 18N\"]";
+  m.crs_wkt = utm18nWkt();  // the CRS of the scenes the tests classify
   writer.finish(m);
   writer.commit();
   return path;

@@ -110,7 +110,15 @@ TEST_F(TrainTest, LossFallsAndEveryOutputIsWritten) {
   EXPECT_EQ(info.band_mean, io::readStoreMetadata(trn_).metadata.band_mean);
   EXPECT_EQ(info.ignore_index, 255);
   EXPECT_DOUBLE_EQ(info.pixel_size_x, 0.5);
-  EXPECT_EQ(info.crs_wkt, "PROJCS[\"WGS 84 / UTM zone 18N\"]");
+  EXPECT_EQ(info.crs_wkt, io::readStoreMetadata(trn_).metadata.crs_wkt);
+  EXPECT_NE(info.crs_wkt.find("WGS 84 / UTM zone 18N"), std::string::npos);
+  // The value range: the store's, or measured on its samples where it has none.
+  ASSERT_EQ(info.band_min.size(), info.band_mean.size());
+  ASSERT_EQ(info.band_max.size(), info.band_mean.size());
+  for (size_t b = 0; b < info.band_min.size(); ++b) {
+    EXPECT_LE(info.band_min[b], info.band_mean[b]);
+    EXPECT_GE(info.band_max[b], info.band_mean[b]);
+  }
   EXPECT_EQ(info.best_epoch, r.best_epoch);
   EXPECT_NE(info.metrics_json.find("mean_iou"), std::string::npos);
   EXPECT_NE(info.training_json.find("\"batch_size\":4"), std::string::npos);
