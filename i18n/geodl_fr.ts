@@ -1081,5 +1081,13 @@ Rapport : %2</translation>
         <source>Replace files that GeoDL did not write where an output&apos;s name is derived (NAME_inference.tif in the working folder, model.pt in the output folder, the stores in DATA_PATH/samples); without it they are refused. A path you name is replaced anyway.</source>
         <translation>Remplacer les fichiers que GeoDL n&apos;a pas écrits là où le nom d&apos;une sortie est dérivé (NAME_inference.tif dans le dossier de travail, model.pt dans le dossier de sortie, les magasins dans DATA_PATH/samples) ; sans cette option ils sont refusés. Un chemin que vous nommez est remplacé dans tous les cas.</translation>
     </message>
+    <message>
+        <source>Accept imagery unlike the training data</source>
+        <translation>Accepter une imagerie différente des données d&apos;entraînement</translation>
+    </message>
+    <message>
+        <source>Classify a raster whose pixel type, CRS units, pixel size (more than 2x off) or values (far outside the trained range) differ from the model&apos;s training data, with a warning, instead of refusing it.</source>
+        <translation>Classer un raster dont le type de pixel, les unités du SCR, la taille de pixel (plus de 2 fois différente) ou les valeurs (loin de la plage d&apos;entraînement) diffèrent des données d&apos;entraînement du modèle, avec un avertissement, au lieu de le refuser.</translation>
+    </message>
 </context>
 </TS>

@@ -28,6 +28,10 @@ struct ClassifyOptions {
   bool cog = false;           // Cloud Optimized GeoTIFF outputs
   std::string polygons;       // optional GeoPackage of the classes as polygons
   double min_area = 0;        // polygons smaller than this (map units squared) are dropped
+  // Imagery unlike the model's training data (its pixel type, the units of its CRS, a pixel
+  // size more than 2x off, values far outside the trained range) is classified with a
+  // warning instead of refused. A different band count is refused all the same.
+  bool accept_mismatch = false;
   // Device, threads, precision (bf16: the weights and activations), memory budget, and the
   // ranks sharing the job (classifyAll).
   RunOptions run;

@@ -93,6 +93,12 @@ OptionTable<O> jobOptions() {
           .range(0, 1e300).config("inference.min_area").cli("min-area").qgis("MIN_AREA", true)
           .describe(GEODL_TR("Minimum polygon area (map units squared)"),
                     GEODL_TR("Class polygons smaller than this are dropped.")),
+      engine("accept_mismatch", &ClassifyOptions::accept_mismatch)
+          .config("inference.accept_mismatch").cli("accept-mismatch").qgis("ACCEPT_MISMATCH", true)
+          .describe(GEODL_TR("Accept imagery unlike the training data"),
+                    GEODL_TR("Classify a raster whose pixel type, CRS units, pixel size (more than 2x off) or "
+                             "values (far outside the trained range) differ from the model's training data, "
+                             "with a warning, instead of refusing it.")),
       engine("cog", &ClassifyOptions::cog)
           .config("inference.cog").cli("cog").qgis("COG", true)
           .describe(GEODL_TR("Cloud Optimized GeoTIFF"), GEODL_TR("Write Cloud Optimized GeoTIFFs.")),

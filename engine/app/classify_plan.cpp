@@ -2,7 +2,9 @@
 // the raster, the device and precision, the windows, and the batch that fits the memory budget.
 #include <algorithm>
 #include <cmath>
+#include <iomanip>
 #include <sstream>
+#include <stdexcept>
 
 #include "app/classify_stages.h"
 #include "base/errors.h"
@@ -11,6 +13,7 @@
 #include "core/device.h"
 #include "core/memory.h"
 #include "core/tile_plan.h"
+#include "io/raster.h"
 
 namespace geodl {
 
@@ -49,24 +52,95 @@ PixelRect extentToPixels(const ClassifyOptions& o, const io::RasterInfo& ri) {
 }
 
 
-// Refuses a raster the model cannot read; warns about one it may read poorly.
+// How the messages name the override: "the option accept_mismatch (inference.accept_mismatch,
+// --accept-mismatch, ACCEPT_MISMATCH)", from its declaration.
+std::string acceptMismatchOption() {
+  for (const auto& option : classifyOptionTable())
+    if (option.name == "accept_mismatch") return optionOrigin(option);
+  throw std::logic_error("classify declares no accept_mismatch");
+}
+
+// "metres", "degrees", "US survey feet".
+std::string plural(const std::string& unit) {
+  const std::string foot = "foot";
+  if (unit.size() >= foot.size() && unit.compare(unit.size() - foot.size(), foot.size(), foot) == 0)
+    return unit.substr(0, unit.size() - foot.size()) + "feet";
+  return unit + "s";
+}
+
+std::string number(double v) {
+  std::ostringstream out;
+  out << std::setprecision(6) << v;
+  return out.str();
+}
+
+// Refuses a raster the model cannot read, and one unlike its training data (the pixel type,
+// the CRS's units, a pixel size more than 2x off, values far outside the trained range)
+// unless accept_mismatch turns those into warnings; warns about one it may read poorly.
 void checkModelFits(const ClassifyOptions& o, const ModelInfo& info, const io::RasterInfo& ri, ClassifyResult& result) {
   if (ri.bands != info.spec.bands)
     throw InputError("'" + o.input + "' has " + std::to_string(ri.bands) + " bands but the model " + "expects " +
                      std::to_string(info.spec.bands) + " (" + info.data_type +
                      "), as in its training data; give a raster with the same bands");
+  const auto mismatch = [&](const std::string& what, const std::string& fix) {
+    if (o.accept_mismatch)
+      result.warnings.push_back(what + ": classified anyway (accept_mismatch); expect poor results");
+    else
+      throw InputError(what + "; " + fix + ", or set " + acceptMismatchOption() + " to classify it anyway");
+  };
   if (!typeFits(ri.data_type, info.data_type))
-    throw InputError("'" + o.input + "' holds " + ri.data_type + " pixels but the model was trained " + "on " +
-                     info.data_type + " ones: their values would not mean the same; convert the raster to " +
-                     info.data_type + " or train on such data");
+    mismatch("'" + o.input + "' holds " + ri.data_type + " pixels but the model was trained on " + info.data_type +
+                 " ones: their values would not mean the same",
+             "convert the raster to " + info.data_type + " or train on such data");
   if (ri.crs_wkt.empty())
     result.warnings.push_back("'" + o.input + "' has no CRS: classified anyway; the output has no CRS either");
-  const double pixel = std::abs(ri.geotransform[1]);
-  if (info.pixel_size_x > 0 && pixel > 0 && (pixel / info.pixel_size_x > 1.5 || info.pixel_size_x / pixel > 1.5)) {
-    std::ostringstream msg;
-    msg << "'" << o.input << "' has pixels of " << pixel << " map units but the model was trained "
-        << "on pixels of " << info.pixel_size_x << ": results may be poor at another scale";
-    result.warnings.push_back(msg.str());
+
+  // The pixel size, in metres where both CRSs say their units (degrees between geographic ones).
+  const io::CrsUnits raster_units = io::crsUnits(ri.crs_wkt), model_units = io::crsUnits(info.crs_wkt);
+  const bool units_known = !raster_units.name.empty() && !model_units.name.empty();
+  if (units_known && raster_units.geographic != model_units.geographic) {
+    mismatch("'" + o.input + "' is in a CRS in " + plural(raster_units.name) +
+                 " but the model was trained on imagery in " + plural(model_units.name),
+             "reproject the raster to a CRS in " + plural(model_units.name) +
+                 " like the training data's (gdalwarp -t_srs)");
+  } else if (info.pixel_size_x > 0 && std::abs(ri.geotransform[1]) > 0) {
+    double pixel = std::abs(ri.geotransform[1]), trained = info.pixel_size_x;
+    std::string unit = "map units";
+    if (units_known && !raster_units.geographic) {
+      pixel *= raster_units.metres;
+      trained *= model_units.metres;
+      unit = "m";
+    } else if (units_known) {
+      unit = "degrees";
+    }
+    const double ratio = std::max(pixel / trained, trained / pixel);
+    const std::string sizes = "'" + o.input + "' has pixels of " + number(pixel) + " " + unit +
+                              " but the model was trained on pixels of " + number(trained) + " " + unit;
+    if (units_known && ratio > 2)
+      mismatch(sizes + " (" + number(ratio) + " times " + (pixel > trained ? "larger" : "smaller") +
+                   "): objects would not have the sizes it learned",
+               "resample the raster to " + number(trained) + " " + unit + " (gdalwarp -tr) or train on such imagery");
+    else if (ratio > 1.5)
+      result.warnings.push_back(sizes + ": results may be poor at another scale");
+  }
+
+  // Values far outside the trained range: another scaling (16-bit reflectance for a model of
+  // 8-bit imagery, a product of another processing level). More than 4 trained spans beyond it.
+  if (int(info.band_min.size()) == ri.bands && int(info.band_max.size()) == ri.bands) {
+    const auto ranges = io::approximateValueRange(o.input);
+    for (int b = 0; b < ri.bands; ++b) {
+      const double lo = info.band_min[size_t(b)], hi = info.band_max[size_t(b)], span = hi - lo;
+      const double vlo = ranges[size_t(b)][0], vhi = ranges[size_t(b)][1];
+      if (!(span > 0) || std::isnan(vlo) || std::isnan(vhi)) continue;
+      if (vhi > hi + 4 * span || vlo < lo - 4 * span) {
+        mismatch("band " + std::to_string(b + 1) + " of '" + o.input + "' has values from " + number(vlo) + " to " +
+                     number(vhi) + " (GDAL's approximate statistics) but the model was trained on " + number(lo) +
+                     " to " + number(hi) + " in that band: the imagery is scaled otherwise (another sensor, "
+                     "product or bit depth)",
+                 "rescale the raster to the training data's values or train on such imagery");
+        break;
+      }
+    }
   }
 }
 

@@ -164,4 +164,33 @@ std::vector<std::string> categoryNames(const std::string& path) {
   return names;
 }
 
+CrsUnits crsUnits(const std::string& wkt) {
+  CrsUnits units;
+  if (wkt.empty()) return units;
+  OGRSpatialReference srs;
+  if (srs.importFromWkt(wkt.c_str()) != OGRERR_NONE) return units;
+  if (srs.IsGeographic()) {
+    units.name = "degree";
+    units.geographic = true;
+  } else if (srs.IsProjected() || srs.IsLocal()) {
+    const char* name = nullptr;
+    units.metres = srs.GetLinearUnits(&name);
+    units.name = name && *name ? name : "metre";
+  }
+  return units;
+}
+
+std::vector<std::array<double, 2>> approximateValueRange(const std::string& path) {
+  Dataset ds = openRaster(path);
+  std::vector<std::array<double, 2>> ranges;
+  for (int b = 1; b <= ds->GetRasterCount(); ++b) {
+    double minmax[2] = {std::nan(""), std::nan("")};
+    CPLErrorHandlerPusher quiet(CPLQuietErrorHandler);  // an all-nodata band: NaN, not a message
+    if (GDALComputeRasterMinMax(GDALRasterBand::ToHandle(ds->GetRasterBand(b)), TRUE, minmax) != CE_None)
+      minmax[0] = minmax[1] = std::nan("");
+    ranges.push_back({minmax[0], minmax[1]});
+  }
+  return ranges;
+}
+
 }  // namespace geodl::io

@@ -67,4 +67,19 @@ bool writtenByGeoDL(const std::string& path);
 // The category names of a raster's first band (a class raster's class names, by value).
 std::vector<std::string> categoryNames(const std::string& path);
 
+// What a CRS's coordinates count in: "degree" for a geographic CRS, otherwise its linear
+// unit ("metre", "US survey foot") and that unit's length in metres. An empty name where the
+// CRS is unknown (no WKT, or one PROJ cannot read).
+struct CrsUnits {
+  std::string name;
+  double metres = 0;  // projected: the unit's length in metres
+  bool geographic = false;
+};
+CrsUnits crsUnits(const std::string& wkt);
+
+// Each band's smallest and largest value, from GDAL's approximate statistics (its overviews,
+// or a sample of its blocks; nodata left out), without writing anything beside the raster.
+// NaN for a band without a valid value.
+std::vector<std::array<double, 2>> approximateValueRange(const std::string& path);
+
 }  // namespace geodl::io

@@ -24,14 +24,14 @@ namespace fs = std::filesystem;
 using test::TempDir;
 
 std::string scene(const TempDir& dir, const std::string& name, int width, int height,
-                  int epsg = 32618, int bands = 3, GDALDataType type = GDT_Byte) {
+                  int epsg = 32618, int bands = 3, GDALDataType type = GDT_Byte, double pixel = 0.5) {
   test::RasterSpec spec;
   spec.width = width;
   spec.height = height;
   spec.bands = bands;
   spec.type = type;
   spec.epsg = epsg;
-  spec.geotransform = {500000, 0.5, 0, 4500000, 0, -0.5};
+  spec.geotransform = {500000, pixel, 0, 4500000, 0, -pixel};
   spec.value = [](int x, int y, int b) { return test::sceneValue(x, y, b); };
   return test::makeRaster(dir.path(name), spec);
 }
@@ -493,6 +493,75 @@ TEST(Classify, BadInputIsRefusedAndNothingIsWritten) {
   ASSERT_EQ(r.warnings.size(), 1u);
   EXPECT_NE(r.warnings[0].find("has no CRS"), std::string::npos);
   EXPECT_TRUE(readAll(o.output).wkt.empty());
+}
+
+// Imagery unlike the training data: its pixel type, its CRS's units, a pixel size more than
+// 2x off and values far outside the trained range are each refused, naming what differs and
+// the fix, with nothing written; accept_mismatch classifies them with a warning. The model
+// file keeps the training samples' value range; a model without one is not checked for it.
+TEST(Classify, ImageryUnlikeTheTrainingDataIsRefusedUnlessAccepted) {
+  TempDir dir;
+  NullProgress progress;
+  const LoadedModel trained = loadModelFile(test::trainedModel());
+  ASSERT_EQ(trained.info.band_min.size(), 3u);
+  ASSERT_EQ(trained.info.band_max.size(), 3u);
+  for (int b = 0; b < 3; ++b) {  // sceneValue: 40 + 110 * truth + (0..30) + band
+    EXPECT_GE(trained.info.band_min[size_t(b)], 40 + b);
+    EXPECT_LE(trained.info.band_max[size_t(b)], 180 + b);
+    EXPECT_LT(trained.info.band_min[size_t(b)], trained.info.band_max[size_t(b)]);
+  }
+  const std::string accept = "or set the option accept_mismatch (inference.accept_mismatch, --accept-mismatch, "
+                             "ACCEPT_MISMATCH) to classify it anyway";
+  const auto refusedThenAccepted = [&](ClassifyOptions o, const std::string& what) {
+    SCOPED_TRACE(what);
+    test::expectErrorContaining([&] { classify(o, progress); }, what);
+    test::expectErrorContaining([&] { classify(o, progress); }, accept);
+    EXPECT_FALSE(fs::exists(o.output));
+    o.accept_mismatch = true;
+    const ClassifyResult r = classify(o, progress);
+    EXPECT_TRUE(fs::exists(o.output));
+    bool warned = false;
+    for (const auto& w : r.warnings) warned = warned || (w.find(what) != std::string::npos &&
+                                                         w.find("classified anyway (accept_mismatch)") != std::string::npos);
+    EXPECT_TRUE(warned);
+  };
+  refusedThenAccepted(options(dir, scene(dir, "u16.tif", 40, 40, 32618, 3, GDT_UInt16), "u16_out.tif"),
+                      "holds UInt16 pixels but the model was trained on Byte ones");
+  refusedThenAccepted(options(dir, scene(dir, "coarse.tif", 40, 40, 32618, 3, GDT_Byte, 1.5), "coarse_out.tif"),
+                      "has pixels of 1.5 m but the model was trained on pixels of 0.5 m (3 times larger)");
+  refusedThenAccepted(options(dir, scene(dir, "fine.tif", 40, 40, 32618, 3, GDT_Byte, 0.2), "fine_out.tif"),
+                      "has pixels of 0.2 m but the model was trained on pixels of 0.5 m (2.5 times smaller)");
+  refusedThenAccepted(options(dir, scene(dir, "degrees.tif", 40, 40, 4326, 3, GDT_Byte, 0.00001), "degrees_out.tif"),
+                      "is in a CRS in degrees but the model was trained on imagery in metres");
+  // 1.8x: a warning only. The same size in feet (EPSG:2263, NAD83 / New York Long Island, US
+  // survey feet) is the model's: no warning.
+  ClassifyOptions o = options(dir, scene(dir, "near.tif", 40, 40, 32618, 3, GDT_Byte, 0.9), "near_out.tif");
+  ClassifyResult r = classify(o, progress);
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_NE(r.warnings[0].find("has pixels of 0.9 m but the model was trained on pixels of 0.5 m: results may be poor"),
+            std::string::npos);
+  o = options(dir, scene(dir, "feet.tif", 40, 40, 2263, 3, GDT_Byte, 0.5 / 0.3048006096012192), "feet_out.tif");
+  r = classify(o, progress);
+  EXPECT_TRUE(r.warnings.empty()) << r.warnings.front();
+
+  // A model trained on values 100-101 in its first band: the scene's reach far beyond them.
+  SegmentationModel model = trained.model;
+  ModelInfo narrow = trained.info;
+  narrow.band_min[0] = 100;
+  narrow.band_max[0] = 101;
+  saveModelFile(dir.path("narrow.pt"), narrow, *model);
+  o = options(dir, scene(dir, "scene.tif", 40, 40), "narrow_out.tif");
+  o.model_path = dir.path("narrow.pt");
+  refusedThenAccepted(o, "band 1 of '" + o.input + "' has values from ");
+  test::expectErrorContaining([&] { o.accept_mismatch = false; classify(o, progress); },
+                              "but the model was trained on 100 to 101 in that band: the imagery is scaled otherwise");
+  // A model file from before the range was recorded: nothing to compare.
+  narrow.band_min.clear();
+  narrow.band_max.clear();
+  saveModelFile(dir.path("norange.pt"), narrow, *model);
+  o = options(dir, scene(dir, "scene2.tif", 40, 40), "norange_out.tif");
+  o.model_path = dir.path("norange.pt");
+  EXPECT_TRUE(classify(o, progress).warnings.empty());
 }
 
 }  // namespace

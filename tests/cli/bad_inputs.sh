@@ -111,6 +111,13 @@ geojson = json.load(open('metres.geojson'))
 geojson.pop('crs', None)
 json.dump(geojson, open('metres.geojson', 'w'))
 open('metres.csv', 'w').write('scene_trn.tif,metres.geojson,class,trn\nscene_val.tif,scene_val_labels.gpkg,class,val\n')
+# Imagery unlike the model's training data: pixels 3x as large, a CRS in degrees, 16 bits.
+gt = gdal.Open('scene_val.tif').GetGeoTransform()
+coarse = gdal.Translate('coarse.tif', 'scene_val.tif')
+coarse.SetGeoTransform([gt[0], gt[1] * 3, 0, gt[3], 0, gt[5] * 3])
+coarse = None
+gdal.Translate('degrees.tif', 'scene_val.tif', outputSRS='EPSG:4326', outputBounds=[-73.5, 45.6, -73.49, 45.59])
+gdal.Translate('u16.tif', 'scene_val.tif', outputType=gdal.GDT_UInt16)
 os.makedirs('csv_folder')
 os.makedirs('edited_scene')
 open('edited_scene/config.yaml', 'w').write(open('config.yaml').read() + '# my notes\n')
@@ -193,6 +200,11 @@ case_ samples_size_flag 2 "from 8 to 100000" "${g[@]}" samples config.yaml --sam
 case_ raster_1x1 3 "smaller than the smallest sample" "${g[@]}" samples config.yaml --prep-csv-file tiny.csv --data-path "$out/s"
 case_ sample_bigger_than_raster 3 "use a sample size of at most 256" "${g[@]}" samples config.yaml --samples-size 300 --data-path "$out/s"
 # Damaged and wrong files: the message names what the file is.
+# Imagery unlike the training data: refused, naming what differs, the fix and the override.
+case_ pixels_3x_larger 3 "(3 times larger)" "${cls[@]}" --model "$model" --input coarse.tif --output "$out/c.tif"
+case_ crs_in_degrees 3 "is in a CRS in degrees but the model was trained on imagery in metres" "${cls[@]}" \
+  --model "$model" --input degrees.tif --output "$out/c.tif"
+case_ uint16_for_byte_model 3 "--accept-mismatch" "${cls[@]}" --model "$model" --input u16.tif --output "$out/c.tif"
 case_ flipped_weights 3 "is damaged" "${cls[@]}" --input scene_val.tif --output "$out/c.tif" --model flipped.pt
 case_ store_as_model 3 "is a sample store" "${cls[@]}" --input scene_val.tif --output "$out/c.tif" --model samples/trn_samples.hdf5
 case_ folder_as_model 3 "is a folder" "${cls[@]}" --input scene_val.tif --output "$out/c.tif" --model samples
@@ -334,6 +346,10 @@ if [ -n "$plugin_dir" ]; then
   case_ qgis_footprint_is_labels 1 "never writes over a file the job reads" "${q[@]}" geodl:createsamples --INPUT="$in/scene_trn.tif" \
     --VECTOR="$in/scene_trn_labels.gpkg" --FIELD=class --SAMPLE_SIZE=64 --OUTPUT_FOLDER="$out/s" \
     --FOOTPRINT="$in/scene_trn_labels.gpkg"
+  case_ qgis_pixels_3x_larger 1 "ACCEPT_MISMATCH" "${q[@]}" geodl:classify --INPUT="$in/coarse.tif" --MODEL="$model" \
+    --OUTPUT="$out/c.tif"
+  case_ qgis_crs_in_degrees 1 "is in a CRS in degrees" "${q[@]}" geodl:classify --INPUT="$in/degrees.tif" --MODEL="$model" \
+    --OUTPUT="$out/c.tif"
   case_ qgis_flipped_weights 1 "is damaged" "${q[@]}" geodl:classify --INPUT="$in/scene_val.tif" --MODEL="$in/flipped.pt" \
     --OUTPUT="$out/c.tif"
   case_ qgis_store_as_model 1 "is a sample store" "${q[@]}" geodl:classify --INPUT="$in/scene_val.tif" \
