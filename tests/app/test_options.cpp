@@ -66,7 +66,8 @@ TEST(OptionTables, EveryOptionIsDeclaredOnceWithADefaultInItsRange) {
                     "PRETRAINED_ENCODER", "ENCODER_FREEZE_EPOCHS", "ENCODER_LR_FACTOR"});
   expectWellFormed(classifyOptionTable(),
                    {"INPUT", "MODEL", "WINDOW", "OVERLAP", "BATCH_SIZE", "TTA", "EXTENT", "MASK", "MIN_AREA", "COG",
-                    "DEVICE", "PRECISION", "THREADS", "OUTPUT", "PROBABILITIES", "POLYGONS", "MEMORY_BUDGET_MIB"});
+                    "DEVICE", "PRECISION", "THREADS", "OUTPUT", "PROBABILITIES", "POLYGONS", "MEMORY_BUDGET_MIB",
+                    "ACCEPT_MISMATCH"});
   expectWellFormed(launchOptionTable(), {});
   expectWellFormed(demoOptionTable(), {});
   expectWellFormed(evaluateOptionTable(), {});
@@ -202,8 +203,8 @@ TEST(OptionTables, EveryAcceptedKeyDoesSomethingOrSaysWhyNot) {
   EXPECT_EQ(cli::unknownKeys(config), (std::vector<std::string>{"inference.vector"}));
   const auto warnings = cli::configWarnings(config);
   ASSERT_EQ(warnings.size(), 2u);
-  EXPECT_NE(warnings[0].find("unknown config key 'inference.vector' is ignored; the keys of inference are: batch_size, "
-                             "chunk_size"),
+  EXPECT_NE(warnings[0].find("unknown config key 'inference.vector' is ignored; the keys of inference are: "
+                             "accept_mismatch, batch_size, chunk_size"),
             std::string::npos)
       << warnings[0];
   EXPECT_NE(warnings[1].find("'training.ignore_index' has no effect in GeoDL: the ignore index comes from the sample "

@@ -168,7 +168,15 @@ ranks() {
   done
 }
 # A raster large enough to be killed in the middle of (about 10 s on 2 ranks of 1 thread).
+# (Its pixels keep odd.tif's size, the model's: a finer raster would be refused as unlike the
+# training data.)
 gdal_translate -q -outsize 1200 1200 odd.tif big.tif
+/usr/bin/python3 -c "
+from osgeo import gdal
+odd, big = gdal.Open('odd.tif'), gdal.Open('big.tif', gdal.GA_Update)
+g, o = list(big.GetGeoTransform()), odd.GetGeoTransform()
+g[1], g[5] = o[1], o[5]
+big.SetGeoTransform(g)"
 long=("${classify[@]}" --input big.tif --probabilities)
 # Larger than GDAL's block cache holds: the assembled files are byte for byte one process's
 # only when rank 0 writes the rows in the blocks one process writes.
