@@ -24,6 +24,11 @@ struct SegmentationModelImpl : torch::nn::Module {
   // returns what the log says. InputError for the models without one.
   virtual std::vector<std::string> loadPretrainedEncoder(const std::string& path);
 };
+
+// `images` padded at the bottom and right to the next multiple of `multiple` on each side:
+// by reflection where the image is large enough, else its edge repeated (the models whose
+// encoders halve the size several times; their logits are cropped back).
+torch::Tensor padToMultiple(const torch::Tensor& images, int64_t multiple);
 using SegmentationModel = std::shared_ptr<SegmentationModelImpl>;
 
 // The dict a file written by torch.save holds. InputError when the file cannot be read

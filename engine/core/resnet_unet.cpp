@@ -244,6 +244,18 @@ nn::Sequential headConv(int64_t classes) {
 
 }  // namespace
 
+Tensor padToMultiple(const Tensor& images, int64_t multiple) {
+  const int64_t height = images.size(2), width = images.size(3), m = multiple;
+  const int64_t pad_h = (m - height % m) % m, pad_w = (m - width % m) % m;
+  if (pad_h == 0 && pad_w == 0) return images;
+  auto pad = torch::nn::functional::PadFuncOptions({0, pad_w, 0, pad_h});
+  if (pad_h < height && pad_w < width)
+    pad.mode(torch::kReflect);
+  else
+    pad.mode(torch::kReplicate);
+  return torch::nn::functional::pad(images, pad);
+}
+
 std::vector<std::string> SegmentationModelImpl::loadPretrainedEncoder(const std::string&) {
   throw InputError("pretrained_encoder is for the models on a ResNet or Mix Transformer encoder");
 }
@@ -256,19 +268,8 @@ ResNetSegmenterImpl::ResNetSegmenterImpl(const ResNetModelOptions& opts, const s
 }
 
 Tensor ResNetSegmenterImpl::forward(Tensor images) {
-  const int64_t height = images.size(2), width = images.size(3), m = pad_multiple_;
-  const int64_t pad_h = (m - height % m) % m, pad_w = (m - width % m) % m;
-  Tensor x = images;
-  if (pad_h > 0 || pad_w > 0) {
-    // Reflection where the image is large enough, else its edge repeated.
-    const bool reflect = pad_h < height && pad_w < width;
-    auto pad = torch::nn::functional::PadFuncOptions({0, pad_w, 0, pad_h});
-    if (reflect)
-      pad.mode(torch::kReflect);
-    else
-      pad.mode(torch::kReplicate);
-    x = torch::nn::functional::pad(x, pad);
-  }
+  const int64_t height = images.size(2), width = images.size(3);
+  Tensor x = padToMultiple(images, pad_multiple_);
   const bool fused = !is_training() && unet_ops::fusedInference(x);
   const bool lean = options.checkpoint() && is_training() && torch::GradMode::is_enabled();
   if (fused) x = x.contiguous(torch::MemoryFormat::ChannelsLast);
@@ -286,7 +287,7 @@ Tensor ResNetSegmenterImpl::forward(Tensor images) {
   }
   h = Tensor();
   Tensor logits = decode(features, x.size(2), x.size(3), lean, fused);
-  if (pad_h > 0 || pad_w > 0) logits = logits.narrow(2, 0, height).narrow(3, 0, width);
+  if (x.size(2) != height || x.size(3) != width) logits = logits.narrow(2, 0, height).narrow(3, 0, width);
   return logits.contiguous();
 }
 

@@ -182,17 +182,8 @@ SegformerImpl::SegformerImpl(const SegformerOptions& opts) : options(opts) {
 }
 
 Tensor SegformerImpl::forward(Tensor images) {
-  const int64_t height = images.size(2), width = images.size(3), m = 32;
-  const int64_t pad_h = (m - height % m) % m, pad_w = (m - width % m) % m;
-  Tensor x = images;
-  if (pad_h > 0 || pad_w > 0) {
-    auto pad = nn::functional::PadFuncOptions({0, pad_w, 0, pad_h});
-    if (pad_h < height && pad_w < width)
-      pad.mode(torch::kReflect);
-    else
-      pad.mode(torch::kReplicate);
-    x = nn::functional::pad(x, pad);
-  }
+  const int64_t height = images.size(2), width = images.size(3);
+  const Tensor x = padToMultiple(images, 32);
   const bool lean = options.checkpoint() && is_training() && torch::GradMode::is_enabled();
   std::vector<Tensor> features;
   Tensor h = x;
@@ -207,7 +198,7 @@ Tensor SegformerImpl::forward(Tensor images) {
   Tensor logits = segmentation_head->ptr(0)->as<nn::Conv2dImpl>()->forward(fused);
   logits = nn::functional::interpolate(
       logits, nn::functional::InterpolateFuncOptions().size(std::vector<int64_t>{x.size(2), x.size(3)}).mode(torch::kBilinear).align_corners(true));
-  if (pad_h > 0 || pad_w > 0) logits = logits.narrow(2, 0, height).narrow(3, 0, width);
+  if (x.size(2) != height || x.size(3) != width) logits = logits.narrow(2, 0, height).narrow(3, 0, width);
   return logits.contiguous();
 }
 
