@@ -42,10 +42,12 @@ packages=(
   strace
 )
 # The references of tests that Debian lacks, from PyPI (the tests only: GeoDL never runs Python):
-# safetensors; segmentation-models-pytorch (SegFormer) with timm and huggingface_hub, without
-# their dependencies (they would pull PyPI's torch over Debian's; Debian has the others, above).
+# safetensors; segmentation-models-pytorch (SegFormer, UPerNet) with timm and huggingface_hub,
+# TorchGeo (DOFA) with kornia, which its dofa.py imports, without their dependencies (they would
+# pull PyPI's torch over Debian's; Debian has the others, above).
 python_references=("safetensors==0.5.3")
-python_references_no_deps=("segmentation-models-pytorch==0.6.0" "timm==1.0.31" "huggingface_hub==0.26.5")
+python_references_no_deps=("segmentation-models-pytorch==0.6.0" "timm==1.0.31" "huggingface_hub==0.26.5"
+  "torchgeo==0.7.1" "kornia==0.7.4" "kornia_rs==0.2.0")
 # The QGIS plugin, the desktop and qgis_process the end-to-end tests start: QGIS 3.40.
 qgis_packages=(qgis qgis-providers libqgis-dev python3-qgis)
 qgis_series=3.40
@@ -155,7 +157,7 @@ if ! /usr/bin/python3 -c "import safetensors.torch" 2>/dev/null; then
   $sudo /usr/bin/python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
     --break-system-packages --only-binary=:all: "${python_references[@]}"
 fi
-if ! /usr/bin/python3 -c "import segmentation_models_pytorch, timm" 2>/dev/null; then
+if ! /usr/bin/python3 -c "import segmentation_models_pytorch, timm, torchgeo, kornia" 2>/dev/null; then
   echo "install-deps: installing the tests' Python references from PyPI: ${python_references_no_deps[*]}"
   $sudo /usr/bin/python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
     --break-system-packages --no-deps "${python_references_no_deps[@]}"

@@ -160,7 +160,7 @@ TrainPlan planTraining(const TrainOptions& options, TrainResult& result, OutputF
                        "' does not exist; fix training.pretrained_encoder or leave it out");
     const auto a = modelSpecFromName(options.model).architecture;
     if (!hasPretrainedEncoder(a))
-      throw InputError("pretrained_encoder is for the models on a ResNet or Mix Transformer encoder (" +
+      throw InputError("pretrained_encoder is for the models on a ResNet, Mix Transformer or DOFA encoder (" +
                        pretrainedEncoderModelNames() + "), not " +
                        options.model + (a == Architecture::TernausNet ? "; TernausNet takes VGG11 weights "
                                                                                  "through pretrained" : ""));

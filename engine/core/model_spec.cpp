@@ -1,5 +1,6 @@
 #include "core/model_spec.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "base/errors.h"
@@ -24,7 +25,9 @@ const std::vector<std::string>& modelNames() {
                                                  "segformer_b2",
                                                  "segformer_b3",
                                                  "segformer_b4",
-                                                 "segformer_b5"};
+                                                 "segformer_b5",
+                                                 "dofa_base",
+                                                 "dofa_large"};
   return names;
 }
 
@@ -35,7 +38,8 @@ constexpr Architecture kArchitectures[] = {
     Architecture::ResNet18UNet, Architecture::ResNet34UNet,        Architecture::ResNet50UNet,
     Architecture::ResNet34UNetPlusPlus, Architecture::DeepLabV3ResNet50,
     Architecture::DeepLabV3PlusResNet50, Architecture::SegFormerB0, Architecture::SegFormerB1,
-    Architecture::SegFormerB2, Architecture::SegFormerB3, Architecture::SegFormerB4, Architecture::SegFormerB5};
+    Architecture::SegFormerB2, Architecture::SegFormerB3, Architecture::SegFormerB4, Architecture::SegFormerB5,
+    Architecture::DofaBase,    Architecture::DofaLarge};
 }  // namespace
 
 std::string architectureName(Architecture architecture) {
@@ -55,6 +59,8 @@ std::string architectureName(Architecture architecture) {
     case Architecture::SegFormerB3:
     case Architecture::SegFormerB4:
     case Architecture::SegFormerB5: return "segformer_b" + std::to_string(segformerVariant(architecture));
+    case Architecture::DofaBase: return "dofa_base";
+    case Architecture::DofaLarge: return "dofa_large";
   }
   return "unknown";
 }
@@ -96,12 +102,21 @@ int segformerVariant(Architecture architecture) {
   return variant >= 0 && variant <= 5 ? variant : -1;
 }
 
+bool isDofa(Architecture architecture) {
+  return architecture == Architecture::DofaBase || architecture == Architecture::DofaLarge;
+}
+
 bool hasPretrainedEncoder(Architecture architecture) {
-  return hasResNetEncoder(architecture) || segformerVariant(architecture) >= 0;
+  return hasResNetEncoder(architecture) || segformerVariant(architecture) >= 0 || isDofa(architecture);
 }
 
 int minimumTrainingBatch(Architecture architecture) {
-  return architecture == Architecture::DeepLabV3ResNet50 || architecture == Architecture::DeepLabV3PlusResNet50 ? 2 : 1;
+  // The BatchNorm after a pooling to 1 x 1 (the DeepLabs' ASPP, UPerNet's pyramid pooling)
+  // sees one value per channel and sample.
+  return architecture == Architecture::DeepLabV3ResNet50 || architecture == Architecture::DeepLabV3PlusResNet50 ||
+                 isDofa(architecture)
+             ? 2
+             : 1;
 }
 
 std::string pretrainedEncoderModelNames() {
@@ -121,11 +136,35 @@ void validate(const ModelSpec& spec) {
   if (spec.dropout && !(spec.dropout_probability >= 0.0 && spec.dropout_probability < 1.0))
     throw InputError("the dropout probability must be in [0, 1) (got " +
                      std::to_string(spec.dropout_probability) + ")");
+  validateWavelengths(spec.wavelengths, spec.bands);
+  if (isDofa(spec.architecture) && spec.wavelengths.empty())
+    throw InputError(architectureName(spec.architecture) + " needs the central wavelength of each of the " +
+                     std::to_string(spec.bands) +
+                     " bands, in micrometres (DOFA makes its patch embedding from them): set the option "
+                     "wavelengths (model.wavelengths, --wavelengths, WAVELENGTHS), e.g. 0.665,0.56,0.49 for red, "
+                     "green, blue, or give rasters whose bands carry them");
+}
+
+void validateWavelengths(const std::vector<double>& wavelengths, int bands) {
+  if (wavelengths.empty()) return;
+  if (int(wavelengths.size()) != bands)
+    throw InputError("the wavelengths give " + std::to_string(wavelengths.size()) + " values for " +
+                     std::to_string(bands) + " bands: give one per band, in the bands' order, in micrometres");
+  for (size_t b = 0; b < wavelengths.size(); ++b)
+    if (!(wavelengths[b] > 0.0 && wavelengths[b] < 20.0)) {
+      std::ostringstream msg;
+      msg << "band " << b + 1 << "'s wavelength " << wavelengths[b]
+          << " is not in micrometres: give a value between 0 and 20 (e.g. 0.665 for red, 0.842 for near infrared; "
+             "nanometres divided by 1000)";
+      throw InputError(msg.str());
+    }
 }
 
 int64_t parameterCount(const ModelSpec& spec) {
   ModelSpec plain = spec;
   plain.pretrained.clear();  // counting needs no weights
+  if (isDofa(plain.architecture) && plain.wavelengths.empty())  // nor wavelengths
+    plain.wavelengths.assign(size_t(std::max(plain.bands, 0)), 0.5);
   auto model = makeModel(plain);
   int64_t count = 0;
   for (const auto& p : model->parameters()) count += p.numel();

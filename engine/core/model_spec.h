@@ -22,7 +22,9 @@ enum class Architecture {
   SegFormerB2,
   SegFormerB3,
   SegFormerB4,
-  SegFormerB5
+  SegFormerB5,
+  DofaBase,
+  DofaLarge
 };
 
 // The sample (and window) sizes the networks take: at least 8 pixels (three poolings), and
@@ -39,6 +41,9 @@ struct ModelSpec {
   bool checkpoint = false;
   // TernausNet only: file with VGG11 encoder weights (see README, "Pretrained weights").
   std::string pretrained;
+  // The bands' central wavelengths in micrometres (empty: not known). DOFA needs them: its
+  // patch embedding is made from them.
+  std::vector<double> wavelengths;
 };
 
 // The names accepted in configs and on the command line, geo-deep-learning's included.
@@ -61,13 +66,19 @@ int resnetDepth(Architecture architecture);
 int minimumTrainingBatch(Architecture architecture);
 // SegFormer's variant (0-5 for B0-B5), -1 for the others.
 int segformerVariant(Architecture architecture);
-// Whether training.pretrained_encoder applies: the models on a ResNet or Mix Transformer
+// Whether the architecture is DOFA (dofa_base, dofa_large), which needs the bands' wavelengths.
+bool isDofa(Architecture architecture);
+// Whether training.pretrained_encoder applies: the models on a ResNet, Mix Transformer or DOFA
 // encoder; their names, separated by ", ".
 bool hasPretrainedEncoder(Architecture architecture);
 std::string pretrainedEncoderModelNames();
 
-// Throws InputError when bands, classes or the dropout probability are out of range.
+// Throws InputError when bands, classes or the dropout probability are out of range, or a
+// wavelength is (DOFA: one per band, each in (0, 20) micrometres).
 void validate(const ModelSpec& spec);
+// Throws InputError unless `wavelengths` is empty or one value per band, each in (0, 20)
+// micrometres; the message names the band and the fix.
+void validateWavelengths(const std::vector<double>& wavelengths, int bands);
 
 // Number of trainable parameters of the model the spec describes.
 int64_t parameterCount(const ModelSpec& spec);

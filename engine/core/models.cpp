@@ -7,6 +7,7 @@
 #include "base/file_kind.h"
 
 #include "core/deeplab.h"
+#include "core/dofa.h"
 #include "core/resnet_unet.h"
 #include "core/segformer.h"
 #include "core/ternausnet.h"
@@ -77,6 +78,11 @@ SegmentationModel makeModel(const ModelSpec& spec) {
     case Architecture::SegFormerB5:
       return std::make_shared<SegformerImpl>(
           SegformerOptions(spec.bands, spec.classes, segformerVariant(spec.architecture)).checkpoint(spec.checkpoint));
+    case Architecture::DofaBase:
+    case Architecture::DofaLarge:
+      return std::make_shared<DofaImpl>(DofaOptions(spec.bands, spec.classes, spec.architecture == Architecture::DofaLarge)
+                                            .wavelengths(spec.wavelengths)
+                                            .checkpoint(spec.checkpoint));
   }
   throw std::logic_error("unhandled architecture");
 }

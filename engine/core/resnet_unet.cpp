@@ -257,7 +257,7 @@ Tensor padToMultiple(const Tensor& images, int64_t multiple) {
 }
 
 std::vector<std::string> SegmentationModelImpl::loadPretrainedEncoder(const std::string&) {
-  throw InputError("pretrained_encoder is for the models on a ResNet or Mix Transformer encoder");
+  throw InputError("pretrained_encoder is for the models on a ResNet, Mix Transformer or DOFA encoder");
 }
 
 ResNetSegmenterImpl::ResNetSegmenterImpl(const ResNetModelOptions& opts, const std::string& encoder_name,

@@ -6,6 +6,7 @@
 #include "core/checkpoint.h"
 #include "core/pretrained_encoder.h"
 #include "core/torch_compat.h"
+#include "core/transformer_ops.h"
 
 namespace geodl {
 
@@ -15,31 +16,6 @@ using torch::Tensor;
 namespace {
 
 nn::LayerNorm layerNorm(int64_t dim, double eps) { return nn::LayerNorm(nn::LayerNormOptions({dim}).eps(eps)); }
-
-// A LayerNorm in its weights' type: under bf16 autocast (bfloat16 activations, float weights)
-// in float, as CUDA's autocast runs layer_norm, where LibTorch 1.13's CPU kernel refuses the
-// mix ("expected scalar type BFloat16 but found Float"). The next Linear casts back.
-Tensor normalized(nn::LayerNorm& norm, const Tensor& x) {
-  const auto type = norm->weight.scalar_type();
-  return norm->forward(x.scalar_type() == type ? x : x.to(type));
-}
-
-// (N, C, H, W) as tokens (N, H*W, C), and back.
-Tensor tokens(const Tensor& x) { return x.flatten(2).transpose(1, 2); }
-Tensor image(const Tensor& t, int64_t height, int64_t width) {
-  return t.transpose(1, 2).reshape({t.size(0), t.size(2), height, width});
-}
-
-// Stochastic depth: the branch of each sample dropped with probability p (training only),
-// the kept ones scaled by 1 / (1 - p), as timm's DropPath.
-Tensor dropPath(const Tensor& x, double p, bool training) {
-  if (!training || p <= 0) return x;
-  const double keep = 1.0 - p;
-  std::vector<int64_t> shape(size_t(x.dim()), 1);
-  shape[0] = x.size(0);
-  const Tensor mask = torch::empty(shape, x.options()).bernoulli_(keep);
-  return x * mask / keep;
-}
 
 // Every pretrained Mix Transformer tensor is read under smp's names.
 constexpr double kBlockEps = 1e-6, kEmbedEps = 1e-5;

@@ -385,10 +385,11 @@ TEST_F(TrainTest, PretrainedEncoderLoadsFreezesAndIsRecorded) {
   EXPECT_FALSE(torch::equal(moved.model->named_parameters()["encoder.conv1.weight"], state.at("conv1.weight").toTensor()));
   o = options("wrong_model");
   o.pretrained_encoder = file;
-  expectErrorContaining([&] { train(o, log); }, "pretrained_encoder is for the models on a ResNet or Mix Transformer encoder (resnet18_unet, "
-                                               "resnet34_unet, resnet50_unet, resnet34_unetplusplus, deeplabv3_resnet50, "
-                                               "deeplabv3plus_resnet50, segformer_b0, segformer_b1, segformer_b2, "
-                                               "segformer_b3, segformer_b4, segformer_b5), not unetsmall");
+  expectErrorContaining([&] { train(o, log); }, "pretrained_encoder is for the models on a ResNet, Mix Transformer or DOFA encoder "
+                                               "(resnet18_unet, resnet34_unet, resnet50_unet, resnet34_unetplusplus, "
+                                               "deeplabv3_resnet50, deeplabv3plus_resnet50, segformer_b0, segformer_b1, "
+                                               "segformer_b2, segformer_b3, segformer_b4, segformer_b5, dofa_base, "
+                                               "dofa_large), not unetsmall");
 }
 
 TEST_F(TrainTest, AutomaticBatchSizeAndClassWeights) {

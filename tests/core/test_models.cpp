@@ -31,7 +31,7 @@ TEST(ModelSpec, UnknownNameListsTheValidOnes) {
     EXPECT_STREQ(e.what(),
                  "unknown model 'deeplab'; choose one of: unet unetsmall checkpointed_unet ternausnet resnet18_unet "
                  "resnet34_unet resnet50_unet resnet34_unetplusplus deeplabv3_resnet50 deeplabv3plus_resnet50 "
-                 "segformer_b0 segformer_b1 segformer_b2 segformer_b3 segformer_b4 segformer_b5");
+                 "segformer_b0 segformer_b1 segformer_b2 segformer_b3 segformer_b4 segformer_b5 dofa_base dofa_large");
   }
 }
 

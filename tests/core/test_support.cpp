@@ -30,6 +30,10 @@ ModelSpec specNamed(const std::string& name, int bands, int classes) {
   ModelSpec s = modelSpecFromName(name);
   s.bands = bands;
   s.classes = classes;
+  if (isDofa(s.architecture)) {  // Sentinel-2's red, green, blue, near infrared, SWIR 1 and 2...
+    static const double bands_um[] = {0.665, 0.56, 0.49, 0.842, 1.61, 2.19, 0.705, 0.74, 0.783, 0.865};
+    for (int b = 0; b < bands; ++b) s.wavelengths.push_back(bands_um[b % 10] + 0.001 * (b / 10));
+  }
   return s;
 }
 

@@ -15,7 +15,8 @@ bool runPythonReference(const std::string& script, const std::string& args);
 bool pythonTorchAvailable();
 
 // The spec of the model named `name` (modelNames()) with `bands` and `classes`, and a model
-// built from it (random weights).
+// built from it (random weights). DOFA gets Sentinel-2's wavelengths (red, green, blue, near
+// infrared, ...), one per band.
 ModelSpec specNamed(const std::string& name, int bands, int classes);
 SegmentationModel modelNamed(const std::string& name, int bands, int classes, bool checkpoint = false);
 
