@@ -27,6 +27,8 @@ global:
   num_classes: 2
   data_path: .
   number_of_bands: 3
+model:
+  wavelengths: [0.665, 0.56, 0.49]  # red, green, blue (DOFA needs them; the others record them)
 sample:
   prep_csv_file: massachusetts.csv
   samples_dist: 200

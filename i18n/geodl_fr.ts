@@ -978,10 +978,6 @@ Rapport : %2</translation>
         <translation>Ce que l&apos;entraînement minimise : cross_entropy ; dice (1 - Dice souple, par classe) ; focal (entropie croisée pondérée par (1 - p)^2, pour les pixels difficiles) ; lovasz (un substitut de 1 - IoU) ; ce_dice (leur somme) ; ohem_ce (entropie croisée sur les pixels prédits justes à 70 % au plus, et au moins les 100000 plus difficiles).</translation>
     </message>
     <message>
-        <source>Pretrained encoder (resnet models)</source>
-        <translation>Encodeur pré-entraîné (modèles resnet)</translation>
-    </message>
-    <message>
         <source>Epochs with the encoder frozen</source>
         <translation>Époques avec l&apos;encodeur figé</translation>
     </message>
@@ -996,10 +992,6 @@ Rapport : %2</translation>
     <message>
         <source>The encoder&apos;s learning rate is the schedule&apos;s times this, e.g. 0.1 for a pretrained encoder.</source>
         <translation>Le taux d&apos;apprentissage de l&apos;encodeur est celui du programme multiplié par ce facteur, p. ex. 0,1 pour un encodeur pré-entraîné.</translation>
-    </message>
-    <message>
-        <source>A torch.save&apos;d state dict of torchvision&apos;s ResNet (or a whole DeepLabV3) for the encoder of the models on a ResNet (resnet*, deeplabv3*); other than 3 bands adapt the first convolution.</source>
-        <translation>Un state dict d&apos;un ResNet de torchvision (ou d&apos;un DeepLabV3 entier) enregistré par torch.save, pour l&apos;encodeur des modèles sur un ResNet (resnet*, deeplabv3*) ; avec un autre nombre de bandes que 3, la première convolution est adaptée.</translation>
     </message>
     <message>
         <source>Automatic</source>
@@ -1086,8 +1078,24 @@ Rapport : %2</translation>
         <translation>Accepter une imagerie différente des données d&apos;entraînement</translation>
     </message>
     <message>
-        <source>Classify a raster whose pixel type, CRS units, pixel size (more than 2x off) or values (far outside the trained range) differ from the model&apos;s training data, with a warning, instead of refusing it.</source>
-        <translation>Classer un raster dont le type de pixel, les unités du SCR, la taille de pixel (plus de 2 fois différente) ou les valeurs (loin de la plage d&apos;entraînement) diffèrent des données d&apos;entraînement du modèle, avec un avertissement, au lieu de le refuser.</translation>
+        <source>Band wavelengths (micrometres)</source>
+        <translation>Longueurs d&apos;onde des bandes (micromètres)</translation>
+    </message>
+    <message>
+        <source>The central wavelength of each band, in the bands&apos; order, e.g. 0.665,0.56,0.49 for red, green, blue. DOFA needs them (empty: the rasters&apos; band metadata, where it has them); other models record them.</source>
+        <translation>La longueur d&apos;onde centrale de chaque bande, dans l&apos;ordre des bandes, p. ex. 0.665,0.56,0.49 pour rouge, vert, bleu. DOFA en a besoin (vide : les métadonnées des bandes des rasters, quand elles en ont) ; les autres modèles les enregistrent.</translation>
+    </message>
+    <message>
+        <source>Pretrained encoder</source>
+        <translation>Encodeur pré-entraîné</translation>
+    </message>
+    <message>
+        <source>Weights for the encoder (torch.save or safetensors): torchvision&apos;s ResNet (or a whole DeepLabV3) for resnet* and deeplabv3*, a Mix Transformer for segformer_*, TorchGeo&apos;s DOFA for dofa_*; other than 3 bands adapt a ResNet&apos;s or Mix Transformer&apos;s first convolution.</source>
+        <translation>Les poids de l&apos;encodeur (torch.save ou safetensors) : le ResNet de torchvision (ou un DeepLabV3 entier) pour resnet* et deeplabv3*, un Mix Transformer pour segformer_*, le DOFA de TorchGeo pour dofa_* ; avec un autre nombre de bandes que 3, la première convolution d&apos;un ResNet ou d&apos;un Mix Transformer est adaptée.</translation>
+    </message>
+    <message>
+        <source>Classify a raster whose pixel type, CRS units, pixel size (more than 2x off), values (far outside the trained range) or band wavelengths differ from the model&apos;s training data, with a warning, instead of refusing it.</source>
+        <translation>Classer un raster dont le type de pixel, les unités du SCR, la taille de pixel (plus de 2 fois différente), les valeurs (loin de la plage d&apos;entraînement) ou les longueurs d&apos;onde des bandes diffèrent des données d&apos;entraînement du modèle, avec un avertissement, au lieu de le refuser.</translation>
     </message>
 </context>
 </TS>

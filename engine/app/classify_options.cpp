@@ -96,9 +96,9 @@ OptionTable<O> jobOptions() {
       engine("accept_mismatch", &ClassifyOptions::accept_mismatch)
           .config("inference.accept_mismatch").cli("accept-mismatch").qgis("ACCEPT_MISMATCH", true)
           .describe(GEODL_TR("Accept imagery unlike the training data"),
-                    GEODL_TR("Classify a raster whose pixel type, CRS units, pixel size (more than 2x off) or "
-                             "values (far outside the trained range) differ from the model's training data, "
-                             "with a warning, instead of refusing it.")),
+                    GEODL_TR("Classify a raster whose pixel type, CRS units, pixel size (more than 2x off), "
+                             "values (far outside the trained range) or band wavelengths differ from the model's "
+                             "training data, with a warning, instead of refusing it.")),
       engine("cog", &ClassifyOptions::cog)
           .config("inference.cog").cli("cog").qgis("COG", true)
           .describe(GEODL_TR("Cloud Optimized GeoTIFF"), GEODL_TR("Write Cloud Optimized GeoTIFFs.")),

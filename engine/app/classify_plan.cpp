@@ -95,6 +95,24 @@ void checkModelFits(const ClassifyOptions& o, const ModelInfo& info, const io::R
   if (ri.crs_wkt.empty())
     result.warnings.push_back("'" + o.input + "' has no CRS: classified anyway; the output has no CRS either");
 
+  // The bands' wavelengths, where the model file and the raster's band metadata both give
+  // them: more than 0.05 micrometres (or 10%) apart is another band (bands in another order,
+  // another sensor's).
+  if (int(info.spec.wavelengths.size()) == ri.bands && int(ri.wavelengths.size()) == ri.bands) {
+    std::string trained;
+    for (double w : info.spec.wavelengths) trained += (trained.empty() ? "" : ", ") + number(w);
+    for (int b = 0; b < ri.bands; ++b) {
+      const double w = info.spec.wavelengths[size_t(b)], r = ri.wavelengths[size_t(b)];
+      if (std::abs(r - w) > std::max(0.05, 0.1 * w)) {
+        mismatch("band " + std::to_string(b + 1) + " of '" + o.input + "' is at " + number(r) +
+                     " micrometres (its metadata) but the model's band " + std::to_string(b + 1) + " was at " +
+                     number(w) + " (the model's bands: " + trained + ")",
+                 "give the raster's bands in the model's order (gdal_translate -b), or train on such imagery");
+        break;
+      }
+    }
+  }
+
   // The pixel size, in metres where both CRSs say their units (degrees between geographic ones).
   const io::CrsUnits raster_units = io::crsUnits(ri.crs_wkt), model_units = io::crsUnits(info.crs_wkt);
   const bool units_known = !raster_units.name.empty() && !model_units.name.empty();

@@ -129,6 +129,7 @@ class SampleOutputs {
       meta.source_crs_wkt.push_back(r->info().crs_wkt);
     }
     meta.crs_wkt = rasters_.front()->info().crs_wkt;
+    meta.wavelengths = commonWavelengths();
     for (auto& [split, store] : stores_) {
       meta.split = split;
       meta.class_pixel_counts = pixel_counts_[split];
@@ -142,6 +143,25 @@ class SampleOutputs {
   }
 
  private:
+  // The bands' wavelengths where every raster's metadata gives the same (within 0.005
+  // micrometres); none where one has none, or where they differ (the log says so).
+  std::vector<double> commonWavelengths() const {
+    const auto& first = rasters_.front()->info();
+    for (const auto& r : rasters_) {
+      const auto& w = r->info().wavelengths;
+      if (w.empty()) return {};
+      for (size_t b = 0; b < w.size(); ++b)
+        if (std::abs(w[b] - first.wavelengths[b]) > 0.005) {
+          result_.warnings.push_back("the bands of '" + r->info().path + "' have other wavelengths than those of '" +
+                                     first.path + "' (band " + std::to_string(b + 1) +
+                                     "): no wavelengths recorded in the stores; give them to training "
+                                     "(wavelengths) if the model needs them");
+          return {};
+        }
+    }
+    return first.wavelengths;
+  }
+
   const SampleOptions& options_;
   const Rasters& rasters_;
   SampleResult& result_;

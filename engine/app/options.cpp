@@ -94,7 +94,7 @@ std::string describeExpected(const OptionInfo& info) {
     case OptionType::Path: return "a path";
     case OptionType::Choice:
       return "one of " + choiceList(info) + (info.list_of_numbers ? ", or a list of numbers" : "");
-    case OptionType::List: return "a list";
+    case OptionType::List: return info.list_of_numbers ? "a list of numbers" + bounds() : "a list";
   }
   return "";
 }
@@ -109,6 +109,10 @@ OptionInput parseOption(const OptionInfo& info, const OptionValue& value) {
   if (value.list) joined = "[" + joined + "]";
   OptionInput in;
   if (info.type == OptionType::List) {
+    for (const auto& item : value.items) {
+      double n = 0;
+      if (info.list_of_numbers && !(parseNumber(item, n) && n >= info.min && n <= info.max)) throw fail(joined);
+    }
     in.list = value.items;
     return in;
   }

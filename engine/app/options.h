@@ -72,7 +72,8 @@ struct OptionInfo {
   // QGIS: the values of the pattern this machine has, listed after the choices (the GPUs'
   // cuda:N, with their names as labels). The docs list only the choices and the pattern.
   std::function<std::vector<std::pair<std::string, std::string>>()> pattern_values;
-  bool list_of_numbers = false;      // Choice: a list of numbers is accepted too
+  bool list_of_numbers = false;      // Choice: a list of numbers is accepted too; List: numbers
+                                     // only, each within [min, max]
   bool flag_negates = false;         // Bool: the flag sets false (--no-confirm)
   std::string bare_value;            // Choice: what the flag alone, without a value, means
   bool advanced = false;             // QGIS: among the advanced parameters

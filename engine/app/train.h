@@ -39,6 +39,9 @@ struct TrainOptions {
   int num_classes = 0;      // global.num_classes; 0: the store's
   int bands = 0;            // global.number_of_bands; 0: the store's
   int sample_size = 0;      // global.samples_size; 0: the store's
+  // The bands' central wavelengths, micrometres (model.wavelengths); empty: the stores' (from
+  // the rasters' band metadata), if they have them. DOFA needs them.
+  std::vector<double> wavelengths;
 
   // The data.
   int64_t num_trn_samples = 0;  // the first N samples of each store; 0: all

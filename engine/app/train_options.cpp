@@ -58,6 +58,22 @@ OptionTable<O> dataAndModelOptions() {
       option("bands", &O::bands)
           .range(0, 10000).config("global.number_of_bands").cli("number-of-bands")
           .describe("", GEODL_TR("Bands, checked against the stores (0: the stores').")),
+      option<O>("wavelengths", OptionType::List,
+                [](O& o, const OptionInput& v) {
+                  o.wavelengths.clear();
+                  for (const auto& w : v.list) o.wavelengths.push_back(std::stod(w));
+                },
+                [](const O& o) {  // comma-separated, as lists show (empty: none)
+                  std::vector<std::string> w;
+                  for (double x : o.wavelengths) w.push_back(optionText(x));
+                  return optionText(w);
+                })
+          .numbersToo().range(kMinWavelength, kMaxWavelength)
+          .config("model.wavelengths", {"models.*.wavelengths"}).cli("wavelengths").qgis("WAVELENGTHS", true)
+          .describe(GEODL_TR("Band wavelengths (micrometres)"),
+                    GEODL_TR("The central wavelength of each band, in the bands' order, e.g. 0.665,0.56,0.49 "
+                             "for red, green, blue. DOFA needs them (empty: the rasters' band metadata, "
+                             "where it has them); other models record them.")),
   };
 }
 
@@ -177,10 +193,11 @@ OptionTable<O> optimizationOptions() {
       option("pretrained_encoder", &O::pretrained_encoder)
           .path().config("training.pretrained_encoder", {"models.*.pretrained_encoder"}).cli("pretrained-encoder")
           .qgis("PRETRAINED_ENCODER", true)
-          .describe(GEODL_TR("Pretrained encoder (resnet models)"),
-                    GEODL_TR("A torch.save'd state dict of torchvision's ResNet (or a whole DeepLabV3) for the "
-                             "encoder of the models on a ResNet (resnet*, deeplabv3*); other than 3 bands adapt "
-                             "the first convolution.")),
+          .describe(GEODL_TR("Pretrained encoder"),
+                    GEODL_TR("Weights for the encoder (torch.save or safetensors): torchvision's ResNet (or a "
+                             "whole DeepLabV3) for resnet* and deeplabv3*, a Mix Transformer for segformer_*, "
+                             "TorchGeo's DOFA for dofa_*; other than 3 bands adapt a ResNet's or Mix "
+                             "Transformer's first convolution.")),
       option("encoder_freeze_epochs", &O::encoder_freeze_epochs)
           .range(0, 100000).config("training.encoder_freeze_epochs").cli("encoder-freeze-epochs")
           .qgis("ENCODER_FREEZE_EPOCHS", true)

@@ -117,6 +117,7 @@ ModelSpec checkedSpec(const TrainOptions& options, const io::StoreContents& trn,
   spec.checkpoint = spec.checkpoint || options.checkpoint == "true";
   spec.dropout = options.dropout;
   spec.dropout_probability = options.dropout_probability;
+  spec.wavelengths = options.wavelengths.empty() ? tm.wavelengths : options.wavelengths;
   validate(spec);
   return spec;
 }

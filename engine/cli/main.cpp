@@ -368,6 +368,9 @@ int printStore(const geodl::Inspection& found) {
   for (size_t i = 0; i < m.class_ids.size(); ++i)
     std::cout << " " << m.class_ids[i] << "=" << (i < m.class_names.size() ? m.class_names[i] : "") << " ("
               << (i < m.class_pixel_counts.size() ? m.class_pixel_counts[i] : 0) << " px)";
+  std::cout << "\nwavelengths (micrometres):";
+  if (m.wavelengths.empty()) std::cout << " not known";
+  for (double w : m.wavelengths) std::cout << " " << w;
   std::cout << "\nignore index: " << m.ignore_index << "\nCRS: " << firstWktName(m.crs_wkt)
             << "\nwritten by: GeoDL " << m.engine_version
             << "\ndigests: " << (found.warnings.empty() ? "every dataset matches its own" : "none") << std::endl;
@@ -401,6 +404,9 @@ int printModel(const geodl::Inspection& found) {
   std::cout << "\nvalue range:";
   if (i.band_min.empty()) std::cout << " not recorded (a file from before GeoDL kept it)";
   for (size_t b = 0; b < i.band_min.size(); ++b) std::cout << " " << i.band_min[b] << "-" << i.band_max[b];
+  std::cout << "\nwavelengths (micrometres):";
+  if (i.spec.wavelengths.empty()) std::cout << " not known";
+  for (double w : i.spec.wavelengths) std::cout << " " << w;
   std::cout << "\nsample size: " << i.sample_size << " px\nclasses:";
   for (const auto& c : i.classes) std::cout << " " << c.id << "=" << c.name << " " << c.colour << ";";
   std::cout << "\nignore index: " << i.ignore_index << "\nCRS: " << firstWktName(i.crs_wkt) << ", pixel size "

@@ -46,6 +46,7 @@ class StepRunner {
     spec.bands = o.bands;
     spec.classes = o.classes;
     spec.checkpoint = spec.checkpoint || o.checkpoint;
+    fillPlaceholderWavelengths(spec);  // DOFA's memory does not depend on them
     model_ = makeModel(spec);
     model_->to(torch::Device(device));
     if (device.rfind("cuda", 0) == 0) toChannelsLast(*model_);  // as training keeps it on a GPU

@@ -145,17 +145,21 @@ void validate(const ModelSpec& spec) {
                      "green, blue, or give rasters whose bands carry them");
 }
 
+void fillPlaceholderWavelengths(ModelSpec& spec) {
+  if (isDofa(spec.architecture) && spec.wavelengths.empty()) spec.wavelengths.assign(size_t(std::max(spec.bands, 0)), 0.5);
+}
+
 void validateWavelengths(const std::vector<double>& wavelengths, int bands) {
   if (wavelengths.empty()) return;
   if (int(wavelengths.size()) != bands)
     throw InputError("the wavelengths give " + std::to_string(wavelengths.size()) + " values for " +
                      std::to_string(bands) + " bands: give one per band, in the bands' order, in micrometres");
   for (size_t b = 0; b < wavelengths.size(); ++b)
-    if (!(wavelengths[b] > 0.0 && wavelengths[b] < 20.0)) {
+    if (!(wavelengths[b] >= kMinWavelength && wavelengths[b] <= kMaxWavelength)) {
       std::ostringstream msg;
-      msg << "band " << b + 1 << "'s wavelength " << wavelengths[b]
-          << " is not in micrometres: give a value between 0 and 20 (e.g. 0.665 for red, 0.842 for near infrared; "
-             "nanometres divided by 1000)";
+      msg << "band " << b + 1 << "'s wavelength " << wavelengths[b] << " is not in micrometres: give a value from "
+          << kMinWavelength << " to " << kMaxWavelength
+          << " (e.g. 0.665 for red, 0.842 for near infrared; nanometres divided by 1000)";
       throw InputError(msg.str());
     }
 }
@@ -163,8 +167,7 @@ void validateWavelengths(const std::vector<double>& wavelengths, int bands) {
 int64_t parameterCount(const ModelSpec& spec) {
   ModelSpec plain = spec;
   plain.pretrained.clear();  // counting needs no weights
-  if (isDofa(plain.architecture) && plain.wavelengths.empty())  // nor wavelengths
-    plain.wavelengths.assign(size_t(std::max(plain.bands, 0)), 0.5);
+  fillPlaceholderWavelengths(plain);  // nor wavelengths
   auto model = makeModel(plain);
   int64_t count = 0;
   for (const auto& p : model->parameters()) count += p.numel();

@@ -30,6 +30,9 @@ enum class Architecture {
 // The sample (and window) sizes the networks take: at least 8 pixels (three poolings), and
 // the largest the option tables accept.
 constexpr int kMinSampleSize = 8, kMaxSampleSize = 100000;
+// The wavelengths a band may have, in micrometres: ultraviolet to thermal infrared (and DOFA's
+// radar bands, which it codes at 3.75).
+constexpr double kMinWavelength = 0.01, kMaxWavelength = 20.0;
 
 struct ModelSpec {
   Architecture architecture = Architecture::UNetSmall;
@@ -74,11 +77,15 @@ bool hasPretrainedEncoder(Architecture architecture);
 std::string pretrainedEncoderModelNames();
 
 // Throws InputError when bands, classes or the dropout probability are out of range, or a
-// wavelength is (DOFA: one per band, each in (0, 20) micrometres).
+// wavelength is (DOFA: one per band, each from kMinWavelength to kMaxWavelength).
 void validate(const ModelSpec& spec);
-// Throws InputError unless `wavelengths` is empty or one value per band, each in (0, 20)
-// micrometres; the message names the band and the fix.
+// Throws InputError unless `wavelengths` is empty or one value per band, each from
+// kMinWavelength to kMaxWavelength micrometres; the message names the band and the fix.
 void validateWavelengths(const std::vector<double>& wavelengths, int bands);
+
+// Gives a DOFA spec without wavelengths some (0.5 micrometres each), for what does not depend
+// on their values: parameter counts, memory and time.
+void fillPlaceholderWavelengths(ModelSpec& spec);
 
 // Number of trainable parameters of the model the spec describes.
 int64_t parameterCount(const ModelSpec& spec);

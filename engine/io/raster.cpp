@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 
 #include "base/errors.h"
@@ -57,7 +58,37 @@ RasterReader::RasterReader(const std::string& path) : impl_(std::make_unique<Imp
     const double value = band->GetNoDataValue(&has);
     info_.has_nodata.push_back(has != 0);
     info_.nodata.push_back(has ? value : 0.0);
+    info_.wavelengths.push_back(bandWavelength(band));
   }
+  for (double w : info_.wavelengths)
+    if (!(w > 0)) {
+      info_.wavelengths.clear();
+      break;
+    }
+}
+
+double bandWavelength(void* gdal_band) {
+  auto* band = static_cast<GDALRasterBand*>(gdal_band);
+  const auto number = [](const char* text) {
+    if (!text) return 0.0;
+    char* end = nullptr;
+    const double v = std::strtod(text, &end);
+    return end != text && std::isfinite(v) && v > 0 ? v : 0.0;
+  };
+  if (const double um = number(band->GetMetadataItem("CENTRAL_WAVELENGTH_UM", "IMAGERY")); um > 0) return um;
+  // GDAL's metadata keys are case-insensitive: WAVELENGTH is ENVI's wavelength too.
+  const double value = number(band->GetMetadataItem("WAVELENGTH"));
+  if (!(value > 0)) return 0.0;
+  const char* unit_text = band->GetMetadataItem("WAVELENGTH_UNIT");
+  if (!unit_text) unit_text = band->GetMetadataItem("WAVELENGTH_UNITS");
+  std::string unit = unit_text ? unit_text : "";
+  for (auto& c : unit) c = char(std::tolower(static_cast<unsigned char>(c)));
+  if (unit.rfind("nm", 0) == 0 || unit.rfind("nanomet", 0) == 0) return value / 1000.0;
+  if (unit.rfind("um", 0) == 0 || unit.rfind("microm", 0) == 0 || unit.rfind("micron", 0) == 0 || unit == "\u00b5m" ||
+      unit == "\u03bcm")
+    return value;
+  if (unit.empty()) return value > 100 ? value / 1000.0 : value;
+  return 0.0;
 }
 
 RasterReader::~RasterReader() = default;

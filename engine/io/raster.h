@@ -19,7 +19,17 @@ struct RasterInfo {
   std::string crs_wkt;  // empty: no CRS
   std::vector<bool> has_nodata;
   std::vector<double> nodata;
+  // Each band's central wavelength in micrometres, from its metadata (bandWavelength); empty
+  // unless every band has one.
+  std::vector<double> wavelengths;
 };
+
+// A band's central wavelength in micrometres from its GDAL metadata, 0 where it has none:
+// CENTRAL_WAVELENGTH_UM of the IMAGERY domain (GDAL 3.10's convention), else WAVELENGTH with
+// WAVELENGTH_UNIT (the SENTINEL2 driver's; nm, um or micrometers) or ENVI's wavelength with
+// wavelength_units. A value without unit over 100 counts as nanometres; one in another unit
+// is not read.
+double bandWavelength(void* gdal_band);
 
 class RasterReader {
  public:

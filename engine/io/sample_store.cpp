@@ -335,6 +335,7 @@ void SampleStoreWriter::finish(const StoreMetadata& m) {
   writeArrayAttribute(f, "band_std", m.band_std, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE);
   writeArrayAttribute(f, "band_min", m.band_min, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE);
   writeArrayAttribute(f, "band_max", m.band_max, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE);
+  writeArrayAttribute(f, "wavelengths", m.wavelengths, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE);
   writeStringsAttribute(f, "sources", m.sources);
   writeStringsAttribute(f, "source_crs_wkt", m.source_crs_wkt);
   writeStringAttribute(f, "crs_wkt", m.crs_wkt);
@@ -377,6 +378,7 @@ StoreContents readStoreMetadata(const std::string& path) {
   m.band_std = readArrayAttribute<double>(f, "band_std", H5T_NATIVE_DOUBLE);
   m.band_min = readArrayAttribute<double>(f, "band_min", H5T_NATIVE_DOUBLE);
   m.band_max = readArrayAttribute<double>(f, "band_max", H5T_NATIVE_DOUBLE);
+  m.wavelengths = readArrayAttribute<double>(f, "wavelengths", H5T_NATIVE_DOUBLE);
   m.sources = readStringsAttribute(f, "sources");
   m.source_crs_wkt = readStringsAttribute(f, "source_crs_wkt");
   m.crs_wkt = readStringAttribute(f, "crs_wkt");

@@ -27,6 +27,8 @@ struct StoreMetadata {
   std::vector<double> band_std;
   std::vector<double> band_min;             // the training samples' value range, per band
   std::vector<double> band_max;             // (both empty in older stores and geo-deep-learning's)
+  std::vector<double> wavelengths;          // the bands' (micrometres), from the rasters' band
+                                            // metadata; empty where they have none
   std::vector<std::string> sources;  // source rasters
   std::vector<std::string> source_crs_wkt;
   std::string crs_wkt;  // of the first source

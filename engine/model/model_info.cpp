@@ -59,6 +59,7 @@ std::string toJson(const ModelInfo& info, int indent) {
       {"band_std", info.band_std},
       {"band_min", info.band_min},
       {"band_max", info.band_max},
+      {"wavelengths", info.spec.wavelengths},
       {"classes", classes},
       {"ignore_index", info.ignore_index},
       {"crs_wkt", info.crs_wkt},
@@ -92,6 +93,8 @@ ModelInfo modelInfoFromJson(const std::string& text) {
   info.spec.dropout_probability = j.value("dropout_probability", 0.5);
   info.spec.checkpoint = j.value("checkpoint", false);
   info.spec.pretrained = j.value("pretrained", "");
+  // The bands' wavelengths: in files since GeoDL recorded them (older ones: not known).
+  info.spec.wavelengths = j.value("wavelengths", std::vector<double>{});
   info.sample_size = field<int>(j, "sample_size");
   info.data_type = j.value("data_type", "");
   info.band_mean = field<std::vector<double>>(j, "band_mean");

@@ -6,6 +6,8 @@
 #include <torch/script.h>
 #include <torch/torch.h>
 
+#include <gdal_priv.h>
+
 #include <filesystem>
 #include <fstream>
 
@@ -561,6 +563,32 @@ TEST(Classify, ImageryUnlikeTheTrainingDataIsRefusedUnlessAccepted) {
   saveModelFile(dir.path("norange.pt"), narrow, *model);
   o = options(dir, scene(dir, "scene2.tif", 40, 40), "norange_out.tif");
   o.model_path = dir.path("norange.pt");
+  EXPECT_TRUE(classify(o, progress).warnings.empty());
+
+  // A model that knows its bands' wavelengths (red, green, blue): a raster whose metadata puts
+  // its bands in another order is refused naming the first band that differs; one within 0.05
+  // micrometres, or without wavelength metadata, is classified without a word.
+  ModelInfo rgb = trained.info;
+  rgb.spec.wavelengths = {0.665, 0.56, 0.49};
+  saveModelFile(dir.path("rgb.pt"), rgb, *model);
+  EXPECT_EQ(loadModelFile(dir.path("rgb.pt")).info.spec.wavelengths, rgb.spec.wavelengths);
+  const auto withWavelengths = [&](const std::string& name, std::vector<double> um) {
+    const std::string path = scene(dir, name, 40, 40);
+    GDALDataset* ds = GDALDataset::Open(path.c_str(), GDAL_OF_RASTER | GDAL_OF_UPDATE);
+    for (int b = 0; b < 3; ++b)
+      ds->GetRasterBand(b + 1)->SetMetadataItem("CENTRAL_WAVELENGTH_UM", std::to_string(um[size_t(b)]).c_str(), "IMAGERY");
+    GDALClose(ds);
+    return path;
+  };
+  o = options(dir, withWavelengths("bgr.tif", {0.49, 0.56, 0.665}), "bgr_out.tif");
+  o.model_path = dir.path("rgb.pt");
+  refusedThenAccepted(o, "band 1 of '" + o.input + "' is at 0.49 micrometres (its metadata) but the model's band 1 "
+                         "was at 0.665 (the model's bands: 0.665, 0.56, 0.49)");
+  o = options(dir, withWavelengths("rgb_near.tif", {0.65, 0.56, 0.52}), "rgb_near_out.tif");
+  o.model_path = dir.path("rgb.pt");
+  EXPECT_TRUE(classify(o, progress).warnings.empty());
+  o = options(dir, scene(dir, "scene3.tif", 40, 40), "rgb_none_out.tif");
+  o.model_path = dir.path("rgb.pt");
   EXPECT_TRUE(classify(o, progress).warnings.empty());
 }
 

@@ -63,7 +63,9 @@ TEST(OptionTables, EveryOptionIsDeclaredOnceWithADefaultInItsRange) {
                     // Added with the losses, optimizers and schedules (optional: older models load).
                     "LOSS", "OPTIMIZER", "MOMENTUM", "NESTEROV", "SCHEDULER", "WARMUP_EPOCHS",
                     // Added with the ResNet UNets' pretrained encoders.
-                    "PRETRAINED_ENCODER", "ENCODER_FREEZE_EPOCHS", "ENCODER_LR_FACTOR"});
+                    "PRETRAINED_ENCODER", "ENCODER_FREEZE_EPOCHS", "ENCODER_LR_FACTOR",
+                    // Added with DOFA (optional, advanced).
+                    "WAVELENGTHS"});
   expectWellFormed(classifyOptionTable(),
                    {"INPUT", "MODEL", "WINDOW", "OVERLAP", "BATCH_SIZE", "TTA", "EXTENT", "MASK", "MIN_AREA", "COG",
                     "DEVICE", "PRECISION", "THREADS", "OUTPUT", "PROBABILITIES", "POLYGONS", "MEMORY_BUDGET_MIB",
@@ -193,6 +195,12 @@ TEST(OptionTables, ValuesAreCheckedWithTheirOriginAndRange) {
   EXPECT_EQ(parseOption(find("class_weights"), value({"False"})).text, "false");
   EXPECT_EQ(parseOption(find("class_weights"), value({"1", "2"}, true)).list.size(), 2u);
   EXPECT_THROW(parseOption(find("class_weights"), value({"1", "heavy"}, true)), InputError);
+  // A list of numbers, each checked against the table's range.
+  EXPECT_EQ(parseOption(find("wavelengths"), value({"0.665", "0.56"}, true)).list.size(), 2u);
+  test::expectErrorContaining([&] { parseOption(find("wavelengths"), value({"0.665", "560"}, true)); },
+                              "has the value '[0.665, 560]', which is not a list of numbers from 0.01 to 20");
+  test::expectErrorContaining([&] { parseOption(find("wavelengths"), value({"red"}, true)); },
+                              "which is not a list of numbers");
 }
 
 TEST(OptionTables, EveryAcceptedKeyDoesSomethingOrSaysWhyNot) {

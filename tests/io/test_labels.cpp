@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <functional>
 
 #include "base/errors.h"
 #include "io/gis_fixtures.h"
@@ -248,6 +249,46 @@ TEST(Raster, WindowsReachingOutsideArePaddedAndNodataIsInvalid) {
   EXPECT_EQ(valid[2 * 4], 0);  // row 10: outside
   reader.read(0, 0, 4, 1, values, valid);
   EXPECT_EQ(valid, (std::vector<uint8_t>{0, 0, 0, 1}));  // columns 0-2 are nodata
+}
+
+}  // namespace
+}  // namespace geodl
+
+namespace geodl {
+namespace {
+
+// The bands' wavelengths from their metadata: GDAL 3.10's CENTRAL_WAVELENGTH_UM (IMAGERY
+// domain), the Sentinel-2 driver's WAVELENGTH in nm, ENVI's wavelength without unit (over 100:
+// nanometres); none unless every band has one.
+TEST(RasterReader, BandWavelengthsFromTheirMetadata) {
+  test::TempDir dir;
+  test::RasterSpec spec;
+  spec.bands = 3;
+  const std::string path = makeRaster(dir.path("w.tif"), spec);
+  const auto set = [&](const std::function<void(GDALDataset&)>& f) {
+    GDALDataset* ds = GDALDataset::Open(path.c_str(), GDAL_OF_RASTER | GDAL_OF_UPDATE);
+    ASSERT_NE(ds, nullptr);
+    f(*ds);
+    GDALClose(ds);
+  };
+  set([](GDALDataset& ds) {
+    ds.GetRasterBand(1)->SetMetadataItem("CENTRAL_WAVELENGTH_UM", "0.665", "IMAGERY");
+    ds.GetRasterBand(2)->SetMetadataItem("WAVELENGTH", "560");
+    ds.GetRasterBand(2)->SetMetadataItem("WAVELENGTH_UNIT", "nm");
+  });
+  EXPECT_TRUE(io::RasterReader(path).info().wavelengths.empty()) << "band 3 has none";
+  set([](GDALDataset& ds) { ds.GetRasterBand(3)->SetMetadataItem("wavelength", "490.0"); });
+  const auto w = io::RasterReader(path).info().wavelengths;
+  ASSERT_EQ(w.size(), 3u);
+  EXPECT_DOUBLE_EQ(w[0], 0.665);
+  EXPECT_DOUBLE_EQ(w[1], 0.56);
+  EXPECT_DOUBLE_EQ(w[2], 0.49);
+  set([](GDALDataset& ds) {
+    ds.GetRasterBand(3)->SetMetadataItem("wavelength", "0.842");
+    ds.GetRasterBand(3)->SetMetadataItem("wavelength_units", "Micrometers");
+    ds.GetRasterBand(2)->SetMetadataItem("WAVELENGTH_UNIT", "furlongs");  // unknown: not read
+  });
+  EXPECT_TRUE(io::RasterReader(path).info().wavelengths.empty());
 }
 
 }  // namespace
