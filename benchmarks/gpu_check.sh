@@ -11,6 +11,7 @@
 #   3. training steps per second of unetsmall, unet and resnet34_unet, fp32 and bf16, batch
 #      64, GeoDL (bench_memory) against PyTorch (reference/pytorch_gpu_train_step.py, its
 #      best of plain and channels-last) on the same GPU, with the GPU's utilisation sampled;
+#      segformer_b2 and dofa_base's steps in bf16;
 #   4. NCCL with one rank against Gloo (the data-parallel check on the GPU, both);
 #   5. samples -> train -> classify -> evaluate on the Massachusetts data on the GPU;
 #   6. classification Mpx/s of a generated 8000 x 8000 scene in fp32 and bf16, with the peak
@@ -94,6 +95,11 @@ for p in fp32 bf16; do
   kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null
   say "$(utilisation "$work/util_$p.csv")"
 done
+# The transformers (issue 27): SegFormer and DOFA's training steps in bf16, plain and
+# checkpointed (the fused attention kernels of LibTorch 2.x).
+stage 60 "GeoDL transformer training steps at 256 x 256, batch 32, bf16" \
+  "$bin/bench_memory" --device cuda --models segformer_b2 dofa_base --sample-size 256 --budget-mib 32768 \
+  --batch 32 --repeats 5 --no-confirm --precision bf16
 stage 150 "PyTorch reference training steps, batch 64, fp32 and bf16" \
   "$python" "$repo/benchmarks/reference/pytorch_gpu_train_step.py" --batch 64 --steps 20
 

@@ -22,6 +22,11 @@ c10::Dict<c10::IValue, c10::IValue> readTorchSavedDict(const std::string& path, 
   std::ifstream file(path, std::ios::binary);
   if (!file) throw InputError("cannot read the " + what + " '" + path + "': check the path" + where);
   if (isSafetensorsFile(path)) return readSafetensorsFile(path);
+  if (isLegacyTorchSaveFile(path)) {  // LibTorch reads only the zip format
+    const c10::IValue value = readTorchSaveFile(path);
+    if (!value.isGenericDict()) throw InputError("'" + path + "' holds no dictionary of tensors; " + fix);
+    return value.toGenericDict();
+  }
   std::vector<char> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
   c10::IValue value;
   try {

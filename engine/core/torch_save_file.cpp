@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <vector>
@@ -52,10 +54,17 @@ const std::map<std::string, torch::Dtype>& storageTypes() {
   return types;
 }
 
+// A storage's tensor (one dimension) from its key, dtype and element count.
+using StorageSource = std::function<torch::Tensor(const std::string& key, torch::Dtype dtype, int64_t numel)>;
+
 class Unpickler {
  public:
-  Unpickler(const std::string& path, caffe2::serialize::PyTorchStreamReader& archive, const char* data, size_t size)
-      : path_(path), archive_(archive), data_(data), size_(size) {}
+  // The pickle of `data` from `at` to its STOP.
+  Unpickler(const std::string& path, StorageSource storages, const char* data, size_t size, size_t at = 0)
+      : path_(path), source_(std::move(storages)), data_(data), size_(size), at_(at) {}
+
+  // Where the pickle ended (after run).
+  size_t end() const { return at_; }
 
   c10::IValue run() {
     for (;;) {
@@ -233,22 +242,20 @@ class Unpickler {
     return v;
   }
 
-  // ('storage', torch.FloatStorage, key, location, numel): the record data/KEY as a 1-d tensor.
+  // ('storage', torch.FloatStorage, key, location, numel[, view]): the storage as a 1-d tensor.
   NodePtr persistent(const NodePtr& id) {
     if (id->kind != Node::Kind::Tuple || id->items.size() < 5 || id->items[1]->kind != Node::Kind::Global ||
         id->items[2]->kind != Node::Kind::Value || !id->items[2]->value.isString())
       fail("a persistent object that is not a tensor's storage");
+    if (id->items.size() > 5 && !(id->items[5]->kind == Node::Kind::Value && id->items[5]->value.isNone()))
+      fail("a view of a storage (torch.save of PyTorch before 0.4)");
     const std::string type = id->items[1]->name, key = id->items[2]->value.toStringRef();
     const auto dtype = storageTypes().find(type);
     if (dtype == storageTypes().end()) fail("a storage of type torch." + type);
     auto& storage = storages_[key];
     if (!storage.defined()) {
-      const std::string record = "data/" + key;
-      if (!archive_.hasRecord(record)) fail("a tensor whose record " + record + " is missing");
-      auto [data, bytes] = archive_.getRecord(record);
-      const int64_t element = int64_t(c10::elementSize(dtype->second));
-      storage = torch::empty({int64_t(bytes) / element}, torch::TensorOptions().dtype(dtype->second));
-      std::memcpy(storage.data_ptr(), data.get(), size_t(storage.numel() * element));
+      storage = source_(key, dtype->second, integer(id->items[4]));
+      if (!storage.defined()) fail("a tensor whose data (" + key + ") is missing");
     }
     auto s = ofKind(Node::Kind::Storage);
     s->storage = storage;
@@ -297,7 +304,7 @@ class Unpickler {
   }
 
   const std::string& path_;
-  caffe2::serialize::PyTorchStreamReader& archive_;
+  StorageSource source_;
   const char* data_;
   size_t size_, at_ = 0;
   std::vector<NodePtr> stack_;
@@ -307,19 +314,108 @@ class Unpickler {
 
 }  // namespace
 
+namespace {
+
+// torch.save's format before PyTorch 1.6 (and _use_new_zipfile_serialization=False): five
+// pickles and the storages' bytes in one stream. The first pickle is the magic number (a
+// 10-byte integer), then the protocol version (1001), the system's description (a dict), the
+// object (its storages by key), the sorted list of the storages' keys; then for each key in
+// that order its element count (8 bytes, little-endian) and its elements.
+constexpr unsigned char kLegacyMagic[] = {0x80, 0x02, 0x8a, 0x0a, 0x6c, 0xfc, 0x9c, 0x46,
+                                          0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19, 0x2e};
+
+bool isLegacyTorchSave(const std::vector<char>& bytes) {
+  return bytes.size() >= sizeof kLegacyMagic && std::memcmp(bytes.data(), kLegacyMagic, sizeof kLegacyMagic) == 0;
+}
+
+c10::IValue readLegacyTorchSave(const std::string& path, const std::vector<char>& bytes) {
+  const auto damaged = [&](const std::string& what) {
+    return InputError("'" + path + "' is a torch.save file of the format before PyTorch 1.6 whose " + what +
+                      ": the file is damaged or cut short; save it again");
+  };
+  const auto none = [](const std::string&, torch::Dtype, int64_t) -> torch::Tensor {
+    throw InputError("a storage outside the saved object");
+  };
+  size_t at = sizeof kLegacyMagic;
+  Unpickler protocol(path, none, bytes.data(), bytes.size(), at);
+  const c10::IValue version = protocol.run();
+  if (!version.isInt() || version.toInt() != 1001) throw damaged("protocol version is not 1001");
+  Unpickler system(path, none, bytes.data(), bytes.size(), protocol.end());
+  const c10::IValue info = system.run();
+  if (info.isGenericDict()) {
+    const auto d = info.toGenericDict();
+    if (d.contains("little_endian") && d.at("little_endian").isBool() && !d.at("little_endian").toBool())
+      throw InputError("'" + path + "' was saved on a big-endian machine; save it again on a little-endian one");
+  }
+  // The storages, allocated as the object names them and filled once their bytes are reached.
+  std::map<std::string, torch::Tensor> storages;
+  Unpickler object(path,
+                   [&](const std::string& key, torch::Dtype dtype, int64_t numel) {
+                     auto& s = storages[key];
+                     if (!s.defined()) s = torch::empty({numel}, torch::TensorOptions().dtype(dtype));
+                     return s;
+                   },
+                   bytes.data(), bytes.size(), system.end());
+  const c10::IValue value = object.run();
+  Unpickler keys_pickle(path, none, bytes.data(), bytes.size(), object.end());
+  const c10::IValue keys = keys_pickle.run();
+  if (!keys.isList()) throw damaged("list of storages is missing");
+  at = keys_pickle.end();
+  for (const auto& k : keys.toListRef()) {
+    if (!k.isString()) throw damaged("list of storages holds something else than keys");
+    const auto it = storages.find(k.toStringRef());
+    if (it == storages.end()) throw damaged("storage " + k.toStringRef() + " is not the object's");
+    if (bytes.size() - at < 8) throw damaged("storage " + k.toStringRef() + " is cut short");
+    int64_t numel = 0;
+    std::memcpy(&numel, bytes.data() + at, 8);
+    at += 8;
+    torch::Tensor& s = it->second;
+    const size_t length = size_t(s.numel()) * c10::elementSize(s.scalar_type());
+    if (numel != s.numel() || bytes.size() - at < length) throw damaged("storage " + k.toStringRef() + " is cut short");
+    std::memcpy(s.data_ptr(), bytes.data() + at, length);
+    at += length;
+  }
+  if (storages.size() != keys.toListRef().size()) throw damaged("list of storages misses some");
+  return value;
+}
+
+}  // namespace
+
+bool isLegacyTorchSaveFile(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  char head[sizeof kLegacyMagic] = {0};
+  return file.read(head, sizeof head) && std::memcmp(head, kLegacyMagic, sizeof head) == 0;
+}
+
 c10::IValue readTorchSaveFile(const std::string& path) {
+  if (isLegacyTorchSaveFile(path)) {
+    std::ifstream file(path, std::ios::binary);
+    const std::vector<char> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    if (isLegacyTorchSave(bytes)) return readLegacyTorchSave(path, bytes);
+  }
   std::unique_ptr<caffe2::serialize::PyTorchStreamReader> archive;
   try {
     archive = std::make_unique<caffe2::serialize::PyTorchStreamReader>(path);
   } catch (const c10::Error&) {
-    throw InputError("'" + path + "' is not a file of torch.save (a zip archive of PyTorch 1.6 or later); save it "
-                     "again with a current PyTorch: torch.save(torch.load(f), f)");
+    throw InputError("'" + path + "' is not a file of torch.save (a zip archive of PyTorch 1.6 or later, or the "
+                     "format before it); save it again with a current PyTorch: torch.save(torch.load(f), f)");
   }
   if (!archive->hasRecord("data.pkl"))
     throw InputError("'" + path + "' is a PyTorch archive without data.pkl (a TorchScript module?); give a file "
                      "of torch.save");
   auto [data, size] = archive->getRecord("data.pkl");
-  Unpickler unpickler(path, *archive, static_cast<const char*>(data.get()), size);
+  caffe2::serialize::PyTorchStreamReader& records = *archive;
+  Unpickler unpickler(path,
+                      [&](const std::string& key, torch::Dtype dtype, int64_t) -> torch::Tensor {
+                        const std::string record = "data/" + key;
+                        if (!records.hasRecord(record)) return {};
+                        auto [bytes, length] = records.getRecord(record);
+                        const int64_t element = int64_t(c10::elementSize(dtype));
+                        torch::Tensor s = torch::empty({int64_t(length) / element}, torch::TensorOptions().dtype(dtype));
+                        std::memcpy(s.data_ptr(), bytes.get(), size_t(s.numel() * element));
+                        return s;
+                      },
+                      static_cast<const char*>(data.get()), size);
   return unpickler.run();
 }
 

@@ -1,4 +1,5 @@
-// Files written by Python's torch.save (the zip format, PyTorch 1.6 and later) read without
+// Files written by Python's torch.save (the zip format of PyTorch 1.6 and later, and the format
+// before it, which _use_new_zipfile_serialization=False still writes) read without
 // Python and without LibTorch's unpickler, which cannot build an OrderedDict (the everyday
 // torch.save(model.state_dict(), f) failed with "isGenericDict() INTERNAL ASSERT FAILED"):
 // dicts and OrderedDicts (their _metadata dropped), lists, tuples, strings, numbers, None,
@@ -15,6 +16,10 @@ namespace geodl {
 // its order). Throws InputError naming the file: not a zip of torch.save, a record missing,
 // or an object of a Python class that is not plain data (named).
 c10::IValue readTorchSaveFile(const std::string& path);
+
+// Whether `path` is a torch.save file of the format before PyTorch 1.6 (it starts with that
+// format's magic number).
+bool isLegacyTorchSaveFile(const std::string& path);
 
 // Whether `path` starts as a safetensors file does: an 8-byte header length, then '{'.
 bool isSafetensorsFile(const std::string& path);

@@ -290,6 +290,29 @@ TEST(TorchSaveFile, OrderedDictsCheckpointsAndOptimizerStateRead) {
   EXPECT_NE(log[0].find("are under the prefix 'model.': taken without it"), std::string::npos) << log[0];
   for (const auto& parameter : again->named_parameters())
     EXPECT_TRUE(torch::equal(parameter.value(), plain.at(parameter.key()).toTensor())) << parameter.key();
+  // The format before PyTorch 1.6: the same tensors, shared storages shared; as pretrained
+  // weights too.
+  const auto legacy = readTorchSaveFile(folder + "/legacy.pt").toGenericDict();
+  EXPECT_EQ(legacy.at("epoch").toInt(), 2);
+  EXPECT_TRUE(torch::equal(legacy.at("half").toTensor(), torch::arange(4).to(torch::kFloat16)));
+  EXPECT_TRUE(torch::equal(legacy.at("view").toTensor(), torch::tensor({3.0, 4.0}, torch::kFloat64)));
+  EXPECT_EQ(legacy.at("view").toTensor().data_ptr<double>(), legacy.at("base").toTensor().data_ptr<double>() + 3);
+  const auto legacy_model = legacy.at("model").toGenericDict();
+  ASSERT_EQ(legacy_model.size(), plain.size());
+  for (const auto& entry : legacy_model)
+    EXPECT_TRUE(torch::equal(entry.value().toTensor(), plain.at(entry.key()).toTensor())) << entry.key().toStringRef();
+  auto old = makeModel(spec);
+  loadPretrainedWeights(*old, folder + "/legacy.pt");
+  for (const auto& parameter : old->named_parameters())
+    EXPECT_TRUE(torch::equal(parameter.value(), plain.at(parameter.key()).toTensor())) << parameter.key();
+  // Cut short: named as damaged.
+  {
+    std::ifstream in(folder + "/legacy.pt", std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::ofstream(folder + "/short.pt", std::ios::binary) << bytes.substr(0, bytes.size() - 100);
+  }
+  expectErrorContaining([&] { readTorchSaveFile(folder + "/short.pt"); },
+                        "is a torch.save file of the format before PyTorch 1.6 whose storage ");
   // A whole module (torch.save(model)) is not plain data: named, with the fix.
   expectErrorContaining([&] { readTorchSaveFile(folder + "/module.pt"); },
                         "'" + folder + "/module.pt' cannot be read as a file of torch.save: an object of the Python "

@@ -6,6 +6,8 @@ checkpoint.pth.tar  geo-deep-learning's checkpoint: the OrderedDict under 'model
              view sharing a storage at an offset
 module.pt    torch.save(module): a Python object, not plain data
 prefixed.ckpt  Lightning's form: the OrderedDict under 'state_dict', every key under 'model.'
+legacy.pt    torch.save's format before PyTorch 1.6 (_use_new_zipfile_serialization=False):
+             the OrderedDict under 'model', a float16 tensor and a view sharing a storage
 The model is gdl_models.py's UNetSmall (3 bands, 4 classes).
 Usage: write_state_dicts.py OUT_FOLDER"""
 import collections
@@ -33,3 +35,5 @@ torch.save({'epoch': 3, 'arch': 'unetsmall', 'model': model.state_dict(), 'optim
 torch.save(torch.nn.Linear(2, 2), os.path.join(out, 'module.pt'))
 prefixed = collections.OrderedDict(('model.' + k, v) for k, v in model.state_dict().items())
 torch.save({'state_dict': prefixed, 'epoch': 1}, os.path.join(out, 'prefixed.ckpt'))
+torch.save({'model': model.state_dict(), 'half': torch.arange(4, dtype=torch.float16), 'base': base,
+            'view': base[3:5], 'epoch': 2}, os.path.join(out, 'legacy.pt'), _use_new_zipfile_serialization=False)
