@@ -1097,5 +1097,13 @@ Rapport : %2</translation>
         <source>Classify a raster whose pixel type, CRS units, pixel size (more than 2x off), values (far outside the trained range) or band wavelengths differ from the model&apos;s training data, with a warning, instead of refusing it.</source>
         <translation>Classer un raster dont le type de pixel, les unités du SCR, la taille de pixel (plus de 2 fois différente), les valeurs (loin de la plage d&apos;entraînement) ou les longueurs d&apos;onde des bandes diffèrent des données d&apos;entraînement du modèle, avec un avertissement, au lieu de le refuser.</translation>
     </message>
+    <message>
+        <source>Resample to the model&apos;s pixel size</source>
+        <translation>Rééchantillonner à la taille de pixel du modèle</translation>
+    </message>
+    <message>
+        <source>Classify the raster resampled on the fly to the pixel size the model was trained on (averaged where its pixels are smaller, bilinear where larger), and write the outputs at the raster&apos;s own grid (classes by nearest pixel or majority, probabilities bilinear or averaged).</source>
+        <translation>Classer le raster rééchantillonné à la volée à la taille de pixel sur laquelle le modèle a été entraîné (moyenne là où ses pixels sont plus petits, bilinéaire là où ils sont plus grands), et écrire les sorties sur la grille propre du raster (classes par pixel le plus proche ou majoritaire, probabilités bilinéaires ou moyennées).</translation>
+    </message>
 </context>
 </TS>

@@ -31,6 +31,7 @@
 #include "io/polygonize.h"
 #include "io/raster.h"
 #include "io/raster_tiles.h"
+#include "io/resampled.h"
 
 namespace geodl {
 
@@ -120,6 +121,8 @@ io::GeoTiffSpec bandSpec(io::GeoTiffSpec spec, int y0, int rows) {
 std::string partPath(const std::string& output, int rank) {
   return output.empty() ? "" : output + ".rank-" + std::to_string(rank);
 }
+// An output at the grid of the resampled view (classify's resample).
+std::string viewOutput(const std::string& output) { return output.empty() ? "" : output + ".model-grid"; }
 
 nlohmann::json bandJson(const io::RowBandFiles& b) {
   return {{"classes", b.classes}, {"probabilities", b.probabilities}, {"y0", b.y0}, {"rows", b.rows}};
@@ -227,6 +230,7 @@ int64_t agreeOnPlan(const ClassifyOptions& o, DataParallel& ranks, RunPlan& run,
 struct RunOutputs {
   io::GeoTiffSpec spec, probability_spec;
   std::unique_ptr<io::GeoTiffTileSink> sink, part;
+  std::unique_ptr<io::GeoTiffTileSink> grid;  // resampled: the outputs at the raster's grid
   std::vector<io::RowBandFiles> bands;  // every other rank's
   PartFiles parts;                      // removed unless the run went well
   int band_y0 = 0, band_rows = 0;
@@ -235,17 +239,27 @@ struct RunOutputs {
 // Stage 3: the outputs opened, so that an unwritable path fails before any work.
 void openOutputs(const ClassifyOptions& o, DataParallel& ranks, const RunPlan& run, RunOutputs& out) {
   const TileJob& job = run.job;
-  out.spec = classSpec(run.reader->info(), run.predictor.info, o.cog);
+  out.spec = classSpec(run.reader->info(), run.predictor.info, o.cog && !run.view);
   out.probability_spec = probabilitySpec(out.spec, run.predictor.info, o.probabilities_float);
   out.band_y0 = job.band.y0(job.plan);
   out.band_rows = job.band.y1(job.plan) - out.band_y0;
-  if (ranks.writes())
-    out.sink = std::make_unique<io::GeoTiffTileSink>(o.output, out.spec, o.probabilities, out.probability_spec);
+  // Resampled, the windows' outputs are at the view's grid, beside the outputs, never
+  // committed: the outputs at the raster's grid are made from them (finishOutputs).
+  const std::string classes = run.view ? viewOutput(o.output) : o.output;
+  const std::string probabilities = run.view ? viewOutput(o.probabilities) : o.probabilities;
+  if (ranks.writes()) {
+    out.sink = std::make_unique<io::GeoTiffTileSink>(classes, out.spec, probabilities, out.probability_spec);
+    if (run.view)
+      out.grid = std::make_unique<io::GeoTiffTileSink>(
+          o.output, classSpec(run.input->info(), run.predictor.info, o.cog), o.probabilities,
+          probabilitySpec(classSpec(run.input->info(), run.predictor.info, o.cog), run.predictor.info,
+                          o.probabilities_float));
+  }
   if (!ranks.active()) return;
   if (out.band_rows > 0 && !ranks.writes())
     out.part = std::make_unique<io::GeoTiffTileSink>(
-        partPath(o.output, ranks.rank()), bandSpec(out.spec, out.band_y0, out.band_rows),
-        partPath(o.probabilities, ranks.rank()), bandSpec(out.probability_spec, out.band_y0, out.band_rows));
+        partPath(classes, ranks.rank()), bandSpec(out.spec, out.band_y0, out.band_rows),
+        partPath(probabilities, ranks.rank()), bandSpec(out.probability_spec, out.band_y0, out.band_rows));
   const io::GeoTiffTileSink* part = out.part.get();
   const io::RowBandFiles mine{part ? part->finishedClasses() : "", part ? part->finishedProbabilities() : "",
                               out.band_y0, part ? out.band_rows : 0};
@@ -284,27 +298,51 @@ RunCounts computeBand(const ClassifyOptions& o, DataParallel& ranks, const RunPl
   return counts;
 }
 
+// Resampled: rank 0 brings the outputs at the view's grid to the raster's (finished, not yet
+// committed), and every rank counts the pixels of those.
+void toRasterGrid(const RunPlan& run, RunOutputs& out, RunCounts& counts, DataParallel& ranks, Progress& progress) {
+  std::vector<int64_t> ids(256, 0);
+  if (ranks.writes()) {
+    const hard_stop::LoopScope loop;
+    const int height = run.input->info().height;
+    progress.report(1.0, "resampling the outputs to the raster's grid");
+    ids = io::copyToGrid(out.sink->finishedClasses(), out.sink->finishedProbabilities(), *run.input, *out.grid,
+                         [&](int rows) {
+                           progress.report(1.0, "resampling the outputs to the raster's grid: " +
+                                                    std::to_string(rows * 100 / height) + "%");
+                           progress.checkCancelled();
+                         })
+              .id_pixels;
+    out.grid->finish();
+  }
+  ranks.sum(ids);
+  for (size_t k = 0; k < run.job.class_ids.size(); ++k) counts.class_pixels[k] = ids[run.job.class_ids[k]];
+  counts.nodata_pixels = ids[255];
+}
+
 // Stage 5: rank 0 assembles the ranks' bands into the outputs, makes the polygons from the
 // finished class raster, then moves every output into place together, so that a failure (a
 // full disk) leaves the previous outputs as they were. Returns the polygons' counts.
 std::pair<int64_t, int64_t> finishOutputs(const ClassifyOptions& o, DataParallel& ranks, const RunPlan& run,
-                                          RunOutputs& out, Progress& progress) {
+                                          RunOutputs& out, RunCounts& counts, Progress& progress) {
   std::pair<int64_t, int64_t> polygon_counts{0, 0};
   if (ranks.active() && ranks.writes()) {
     const hard_stop::LoopScope loop;
     assembleBands(out.bands, run.job, *out.sink, ranks.size(), progress);
   }
+  if (run.view) toRasterGrid(run, out, counts, ranks, progress);
+  io::GeoTiffTileSink* finished = out.grid ? out.grid.get() : out.sink.get();
   std::optional<AtomicOutput> polygons;
   if (!o.polygons.empty() && ranks.writes()) {
     progress.report(1.0, "polygons");
     polygons.emplace(o.polygons, ".gpkg");
-    const auto p = io::polygonizeClasses(out.sink->finishedClasses(), *polygons, out.spec.categories, o.min_area);
+    const auto p = io::polygonizeClasses(finished->finishedClasses(), *polygons, out.spec.categories, o.min_area);
     polygon_counts = {p.polygons, p.dropped};
   }
   if (ranks.writes()) {
     progress.checkCancelled();
     const hard_stop::CommitScope moving;  // all the outputs or none
-    out.sink->commit();
+    finished->commit();
     if (polygons) polygons->commit();
   }
   ranks.awaitAll("written:" + o.output);
@@ -324,7 +362,7 @@ ClassifyResult classifyShared(const ClassifyOptions& o, DataParallel& ranks, Pro
   const int64_t job_windows = agreeOnPlan(o, ranks, run, progress);  // 2. one plan for all ranks
   RunOutputs out;
   openOutputs(o, ranks, run, out);                                                     // 3.
-  const RunCounts counts = computeBand(o, ranks, run, out, job_windows, progress);      // 4.
+  RunCounts counts = computeBand(o, ranks, run, out, job_windows, progress);            // 4.
   ClassifyResult result;
   result.warnings = run.warnings;
   if (counts.non_finite > 0) {
@@ -332,10 +370,11 @@ ClassifyResult classifyShared(const ClassifyOptions& o, DataParallel& ranks, Pro
                               std::to_string(counts.non_finite) + " read): they are nodata in the output");
     if (ranks.writes()) progress.log("warning: " + result.warnings.back());
   }
-  std::tie(result.polygons, result.polygons_dropped) = finishOutputs(o, ranks, run, out, progress);  // 5.
+  std::tie(result.polygons, result.polygons_dropped) = finishOutputs(o, ranks, run, out, counts, progress);  // 5.
   const TileJob& job = run.job;
-  result.width = run.reader->info().width;
-  result.height = run.reader->info().height;
+  const io::RasterInfo& grid = (run.input ? run.input : run.reader)->info();
+  result.width = grid.width;
+  result.height = grid.height;
   result.windows = job.plan.windows();
   result.windows_computed = counts.windows;
   result.batch_size = job.batch_size;

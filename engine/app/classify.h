@@ -32,6 +32,10 @@ struct ClassifyOptions {
   // size more than 2x off, values far outside the trained range) is classified with a
   // warning instead of refused. A different band count is refused all the same.
   bool accept_mismatch = false;
+  // Classify the raster resampled on the fly to the model's pixel size (averaged where the
+  // model's pixels are larger, bilinear where smaller), the outputs at the raster's own grid
+  // (io/resampled.h).
+  bool resample = false;
   // Device, threads, precision (bf16: the weights and activations), memory budget, and the
   // ranks sharing the job (classifyAll).
   RunOptions run;

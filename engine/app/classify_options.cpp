@@ -99,6 +99,13 @@ OptionTable<O> jobOptions() {
                     GEODL_TR("Classify a raster whose pixel type, CRS units, pixel size (more than 2x off), "
                              "values (far outside the trained range) or band wavelengths differ from the model's "
                              "training data, with a warning, instead of refusing it.")),
+      engine("resample", &ClassifyOptions::resample)
+          .config("inference.resample").cli("resample").qgis("RESAMPLE", true)
+          .describe(GEODL_TR("Resample to the model's pixel size"),
+                    GEODL_TR("Classify the raster resampled on the fly to the pixel size the model was trained "
+                             "on (averaged where its pixels are smaller, bilinear where larger), and write the "
+                             "outputs at the raster's own grid (classes by nearest pixel or majority, "
+                             "probabilities bilinear or averaged).")),
       engine("cog", &ClassifyOptions::cog)
           .config("inference.cog").cli("cog").qgis("COG", true)
           .describe(GEODL_TR("Cloud Optimized GeoTIFF"), GEODL_TR("Write Cloud Optimized GeoTIFFs.")),

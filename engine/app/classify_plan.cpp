@@ -52,12 +52,12 @@ PixelRect extentToPixels(const ClassifyOptions& o, const io::RasterInfo& ri) {
 }
 
 
-// How the messages name the override: "the option accept_mismatch (inference.accept_mismatch,
+// How the messages name an option: "the option accept_mismatch (inference.accept_mismatch,
 // --accept-mismatch, ACCEPT_MISMATCH)", from its declaration.
-std::string acceptMismatchOption() {
+std::string optionNamed(const std::string& name) {
   for (const auto& option : classifyOptionTable())
-    if (option.name == "accept_mismatch") return optionOrigin(option);
-  throw std::logic_error("classify declares no accept_mismatch");
+    if (option.name == name) return optionOrigin(option);
+  throw std::logic_error("classify declares no " + name);
 }
 
 // "metres", "degrees", "US survey feet".
@@ -86,7 +86,7 @@ void checkModelFits(const ClassifyOptions& o, const ModelInfo& info, const io::R
     if (o.accept_mismatch)
       result.warnings.push_back(what + ": classified anyway (accept_mismatch); expect poor results");
     else
-      throw InputError(what + "; " + fix + ", or set " + acceptMismatchOption() + " to classify it anyway");
+      throw InputError(what + "; " + fix + ", or set " + optionNamed("accept_mismatch") + " to classify it anyway");
   };
   if (!typeFits(ri.data_type, info.data_type))
     mismatch("'" + o.input + "' holds " + ri.data_type + " pixels but the model was trained on " + info.data_type +
@@ -121,7 +121,7 @@ void checkModelFits(const ClassifyOptions& o, const ModelInfo& info, const io::R
                  " but the model was trained on imagery in " + plural(model_units.name),
              "reproject the raster to a CRS in " + plural(model_units.name) +
                  " like the training data's (gdalwarp -t_srs)");
-  } else if (info.pixel_size_x > 0 && std::abs(ri.geotransform[1]) > 0) {
+  } else if (info.pixel_size_x > 0 && std::abs(ri.geotransform[1]) > 0 && !o.resample) {
     double pixel = std::abs(ri.geotransform[1]), trained = info.pixel_size_x;
     std::string unit = "map units";
     if (units_known && !raster_units.geographic) {
@@ -137,7 +137,8 @@ void checkModelFits(const ClassifyOptions& o, const ModelInfo& info, const io::R
     if (units_known && ratio > 2)
       mismatch(sizes + " (" + number(ratio) + " times " + (pixel > trained ? "larger" : "smaller") +
                    "): objects would not have the sizes it learned",
-               "resample the raster to " + number(trained) + " " + unit + " (gdalwarp -tr) or train on such imagery");
+               "set " + optionNamed("resample") + " to classify it at the model's pixel size, resample it to " +
+                   number(trained) + " " + unit + " yourself (gdalwarp -tr) or train on such imagery");
     else if (ratio > 1.5)
       result.warnings.push_back(sizes + ": results may be poor at another scale");
   }
@@ -160,6 +161,58 @@ void checkModelFits(const ClassifyOptions& o, const ModelInfo& info, const io::R
       }
     }
   }
+}
+
+// With resample: the raster read through a view of it at the model's pixel size (none when
+// its pixels are within 1% of the model's already), the raster kept for the outputs' grid.
+void resampleToModel(const ClassifyOptions& o, RunPlan& run, bool log, Progress& progress) {
+  if (!o.resample) return;
+  const io::RasterInfo& ri = run.reader->info();
+  const ModelInfo& info = run.predictor.info;
+  const auto& gt = ri.geotransform;
+  const std::string unset = "; classify it without " + optionNamed("resample");
+  if (!(info.pixel_size_x > 0))
+    throw InputError("the model file '" + o.model_path + "' does not record the pixel size of its training data "
+                     "(a TorchScript model, or a file older than that record), so there is no pixel size to "
+                     "resample '" + o.input + "' to; resample it yourself (gdalwarp -tr)" + unset);
+  if (gt[2] != 0 || gt[4] != 0)
+    throw InputError("resampling needs a north-up raster and '" + o.input +
+                     "' is rotated; warp it north-up first (gdalwarp)" + unset);
+  const io::CrsUnits raster_units = io::crsUnits(ri.crs_wkt), model_units = io::crsUnits(info.crs_wkt);
+  if (raster_units.name.empty() || model_units.name.empty())
+    throw InputError("resampling to the model's pixel size needs the units of both CRSs, but " +
+                     std::string(raster_units.name.empty() ? "'" + o.input + "'" : "the model's training data") +
+                     " has no CRS PROJ reads; give the raster its CRS (gdal_edit -a_srs)" + unset);
+  if (raster_units.geographic != model_units.geographic)
+    throw InputError("'" + o.input + "' is in a CRS in " + plural(raster_units.name) +
+                     " and the model was trained in " + plural(model_units.name) +
+                     ": pixel sizes in the two do not compare; reproject the raster (gdalwarp -t_srs) instead of "
+                     "resampling it");
+  const double scale = raster_units.geographic ? 1.0 : model_units.metres / raster_units.metres;
+  const double trained_x = info.pixel_size_x * scale;
+  const double trained_y = (info.pixel_size_y > 0 ? info.pixel_size_y : info.pixel_size_x) * scale;
+  const double fx = ri.width * std::abs(gt[1]) / trained_x, fy = ri.height * std::abs(gt[5]) / trained_y;
+  if (!(fx < 1e6 && fy < 1e6))
+    throw InputError("resampling '" + o.input + "' to the model's pixels of " + number(trained_x) +
+                     " would make a view of " + number(fx) + " x " + number(fy) + " pixels; check the CRS of the "
+                     "raster and of the model's training data" + unset);
+  const int width = std::max(1, int(std::lround(fx))), height = std::max(1, int(std::lround(fy)));
+  const std::string unit = raster_units.geographic ? "degrees" : plural(raster_units.name);
+  if (std::abs(width - ri.width) <= ri.width / 100 && std::abs(height - ri.height) <= ri.height / 100) {
+    if (log)
+      progress.log("'" + o.input + "' is at the model's pixel size (" + number(trained_x) + " " + unit +
+                   ", within 1%): not resampled");
+    return;
+  }
+  run.input = std::move(run.reader);
+  run.view = std::make_unique<io::ResampledView>(o.input, width, height);
+  run.reader = std::make_unique<io::RasterReader>(run.view->path());
+  if (log)
+    progress.log("resampled to the model's pixel size (" + std::string(run.view->method()) + "): " +
+                 std::to_string(ri.width) + " x " + std::to_string(ri.height) + " pixels of " +
+                 number(std::abs(gt[1])) + " " + unit + " classified as " + std::to_string(width) + " x " +
+                 std::to_string(height) + " of " + number(ri.width * std::abs(gt[1]) / width) +
+                 "; the outputs at the raster's grid");
 }
 
 // A batch's inputs and probabilities and the blend weights alone must fit the memory budget:
@@ -321,6 +374,7 @@ void planRun(const ClassifyOptions& o, DataParallel& ranks, Progress& progress, 
     run.warnings = fits.warnings;
     if (ranks.writes())
       for (const auto& w : run.warnings) progress.log("warning: " + w);
+    resampleToModel(o, run, ranks.writes(), progress);
 
     // 2. The device and precision; the plan: windows, extent, mask, batch size.
     const io::RasterInfo& ri = run.reader->info();

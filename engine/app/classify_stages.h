@@ -18,6 +18,7 @@
 #include "core/tile_classifier.h"
 #include "io/labels.h"
 #include "io/raster.h"
+#include "io/resampled.h"
 #include "model/model_file.h"
 
 namespace geodl {
@@ -27,7 +28,11 @@ struct RunPlan {
   OutputFolders folders;  // those it creates go again if the run fails
   OutputLocks locks;      // one job at a time writes its outputs (the writing rank's)
   Predictor predictor;
-  std::unique_ptr<io::RasterReader> reader;
+  // With resample at another pixel size than the model's: the view the windows are read from
+  // and the raster itself, whose grid the outputs take.
+  std::unique_ptr<io::ResampledView> view;
+  std::unique_ptr<io::RasterReader> input;
+  std::unique_ptr<io::RasterReader> reader;  // the windows' raster
   std::unique_ptr<io::LabelRasterizer> mask;
   TileJob job;
   std::string device_name;

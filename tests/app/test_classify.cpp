@@ -592,5 +592,131 @@ TEST(Classify, ImageryUnlikeTheTrainingDataIsRefusedUnlessAccepted) {
   EXPECT_TRUE(classify(o, progress).warnings.empty());
 }
 
+// resample: a raster at 0.25 m whose every 2 x 2 block repeats a pixel of a 0.5 m scene (the
+// model's size) is averaged back to that scene exactly, so its classes are the scene's, each
+// repeated over its block; a pixel that is nodata in the raster is nodata in the output. At
+// 1 m the outputs take the raster's grid too, with the summary's counts those of the raster
+// written; within 1% of the model's size nothing is resampled; what cannot be resampled is
+// refused with the reason.
+TEST(Classify, ResampledToTheModelsPixelSizeWithTheOutputsAtTheRastersGrid) {
+  TempDir dir;
+  NullProgress progress;
+  const int w = 70, h = 54;
+  ClassifyOptions o = options(dir, scene(dir, "scene.tif", w, h), "scene_out.tif");
+  o.probabilities = dir.path("scene_probabilities.tif");
+  const ClassifyResult reference = classify(o, progress);
+  const Raster coarse = readAll(o.output), coarse_p = readAll(o.probabilities);
+
+  test::RasterSpec spec;
+  spec.width = 2 * w;
+  spec.height = 2 * h;
+  spec.bands = 3;
+  spec.geotransform = {500000, 0.25, 0, 4500000, 0, -0.25};
+  spec.nodata = 0;
+  spec.value = [](int x, int y, int b) { return x == 9 && y == 13 ? 0.0 : test::sceneValue(x / 2, y / 2, b); };
+  o = options(dir, test::makeRaster(dir.path("fine.tif"), spec), "fine_out.tif");
+  o.probabilities = dir.path("fine_probabilities.tif");
+  const ClassifyResult unresampled = classify(o, progress);  // 2x: a warning, beyond it a refusal
+  ASSERT_EQ(unresampled.warnings.size(), 1u);
+  EXPECT_NE(unresampled.warnings[0].find("results may be poor at another scale"), std::string::npos);
+  o.resample = true;
+  const ClassifyResult r = classify(o, progress);
+  EXPECT_TRUE(r.warnings.empty()) << r.warnings.front();
+  EXPECT_EQ(r.width, 2 * w);
+  EXPECT_EQ(r.height, 2 * h);
+  const Raster fine = readAll(o.output), fine_p = readAll(o.probabilities);
+  ASSERT_EQ(fine.width, 2 * w);
+  ASSERT_EQ(fine.height, 2 * h);
+  EXPECT_EQ(fine.gt, spec.geotransform);
+  EXPECT_EQ(fine.wkt, coarse.wkt);
+  ASSERT_EQ(fine_p.bands, coarse_p.bands);
+  std::vector<int64_t> counted(256, 0);
+  int64_t differ = 0;
+  for (int y = 0; y < 2 * h; ++y)
+    for (int x = 0; x < 2 * w; ++x) {
+      const double got = fine.values[0][size_t(y) * 2 * w + x];
+      ++counted[size_t(got)];
+      const double want = x == 9 && y == 13 ? 255 : coarse.values[0][size_t(y / 2) * w + x / 2];
+      differ += got != want;
+    }
+  EXPECT_EQ(differ, 0);
+  EXPECT_EQ(r.nodata_pixels, 1);
+  for (size_t k = 0; k < r.classes.size(); ++k) {
+    EXPECT_EQ(r.class_pixels[k], counted[size_t(r.classes[k].id)]) << r.classes[k].name;
+    EXPECT_EQ(r.class_pixels[k], 4 * reference.class_pixels[k] - (coarse.values[0][6 * w + 4] == r.classes[k].id));
+  }
+  // The probabilities, interpolated bilinearly: at the nodata pixel 0; elsewhere between the
+  // scene's in the 3 x 3 pixels around.
+  for (int b = 0; b < fine_p.bands; ++b) {
+    EXPECT_EQ(fine_p.values[size_t(b)][13 * 2 * w + 9], 0);
+    int64_t outside = 0;
+    for (int y = 0; y < 2 * h; ++y)
+      for (int x = 0; x < 2 * w; ++x) {
+        if (x == 9 && y == 13) continue;
+        double lo = 255, hi = 0;
+        for (int dy = -1; dy <= 1; ++dy)
+          for (int dx = -1; dx <= 1; ++dx) {
+            const int cx = std::clamp(x / 2 + dx, 0, w - 1), cy = std::clamp(y / 2 + dy, 0, h - 1);
+            lo = std::min(lo, coarse_p.values[size_t(b)][size_t(cy) * w + cx]);
+            hi = std::max(hi, coarse_p.values[size_t(b)][size_t(cy) * w + cx]);
+          }
+        const double v = fine_p.values[size_t(b)][size_t(y) * 2 * w + x];
+        outside += v < lo - 1 || v > hi + 1;
+      }
+    EXPECT_EQ(outside, 0) << "band " << b + 1;
+  }
+  for (const auto& entry : fs::directory_iterator(dir.root())) {
+    EXPECT_EQ(entry.path().string().find(".model-grid"), std::string::npos) << entry.path();
+    EXPECT_EQ(entry.path().string().find(".tmp"), std::string::npos) << entry.path();
+  }
+
+  // Larger pixels than the model's, 3x: refused with resample as the fix; with it the view is
+  // finer, the classes the most frequent of each pixel's, polygons from the class raster at the
+  // raster's grid.
+  o = options(dir, scene(dir, "coarse.tif", 30, 26, 32618, 3, GDT_Byte, 1.5), "coarse_out.tif");
+  test::expectErrorContaining([&] { classify(o, progress); },
+                              "(3 times larger): objects would not have the sizes it learned; set the option resample "
+                              "(inference.resample, --resample, RESAMPLE) to classify it at the model's pixel size");
+  o.resample = true;
+  o.polygons = dir.path("coarse_polygons.gpkg");
+  const ClassifyResult c = classify(o, progress);
+  const Raster coarse_out = readAll(o.output);
+  ASSERT_EQ(coarse_out.width, 30);
+  ASSERT_EQ(coarse_out.height, 26);
+  EXPECT_EQ(coarse_out.gt, (std::array<double, 6>{500000, 1.5, 0, 4500000, 0, -1.5}));
+  std::fill(counted.begin(), counted.end(), 0);
+  for (double v : coarse_out.values[0]) ++counted[size_t(v)];
+  EXPECT_EQ(c.nodata_pixels, 0);
+  for (size_t k = 0; k < c.classes.size(); ++k) EXPECT_EQ(c.class_pixels[k], counted[size_t(c.classes[k].id)]);
+  EXPECT_GT(c.polygons, 0);
+
+  // Within 1%: classified as it is, the same bytes as without resample.
+  o = options(dir, scene(dir, "near.tif", 40, 40, 32618, 3, GDT_Byte, 0.502), "near_plain.tif");
+  classify(o, progress);
+  o.output = dir.path("near_resampled.tif");
+  o.resample = true;
+  classify(o, progress);
+  EXPECT_EQ(readAll(dir.path("near_plain.tif")).values, readAll(dir.path("near_resampled.tif")).values);
+
+  // What cannot be resampled: pixel sizes in degrees against metres, a model that does not
+  // record its pixel size.
+  o = options(dir, scene(dir, "degrees.tif", 40, 40, 4326, 3, GDT_Byte, 0.00001), "degrees_out.tif");
+  o.resample = true;
+  o.accept_mismatch = true;
+  test::expectErrorContaining([&] { classify(o, progress); },
+                              "pixel sizes in the two do not compare; reproject the raster (gdalwarp -t_srs)");
+  EXPECT_FALSE(fs::exists(o.output));
+  const LoadedModel trained = loadModelFile(test::trainedModel());
+  ModelInfo unsized = trained.info;
+  unsized.pixel_size_x = unsized.pixel_size_y = 0;
+  saveModelFile(dir.path("unsized.pt"), unsized, *trained.model);
+  o = options(dir, dir.path("fine.tif"), "unsized_out.tif");
+  o.model_path = dir.path("unsized.pt");
+  o.resample = true;
+  test::expectErrorContaining([&] { classify(o, progress); },
+                              "does not record the pixel size of its training data");
+  EXPECT_FALSE(fs::exists(o.output));
+}
+
 }  // namespace
 }  // namespace geodl

@@ -69,7 +69,9 @@ TEST(OptionTables, EveryOptionIsDeclaredOnceWithADefaultInItsRange) {
   expectWellFormed(classifyOptionTable(),
                    {"INPUT", "MODEL", "WINDOW", "OVERLAP", "BATCH_SIZE", "TTA", "EXTENT", "MASK", "MIN_AREA", "COG",
                     "DEVICE", "PRECISION", "THREADS", "OUTPUT", "PROBABILITIES", "POLYGONS", "MEMORY_BUDGET_MIB",
-                    "ACCEPT_MISMATCH"});
+                    "ACCEPT_MISMATCH",
+                    // Added with resampling to the model's pixel size (optional, advanced).
+                    "RESAMPLE"});
   expectWellFormed(launchOptionTable(), {});
   expectWellFormed(demoOptionTable(), {});
   expectWellFormed(evaluateOptionTable(), {});

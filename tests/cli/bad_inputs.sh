@@ -204,6 +204,8 @@ case_ sample_bigger_than_raster 3 "use a sample size of at most 256" "${g[@]}" s
 case_ pixels_3x_larger 3 "(3 times larger)" "${cls[@]}" --model "$model" --input coarse.tif --output "$out/c.tif"
 case_ crs_in_degrees 3 "is in a CRS in degrees but the model was trained on imagery in metres" "${cls[@]}" \
   --model "$model" --input degrees.tif --output "$out/c.tif"
+case_ resample_degrees 3 "pixel sizes in the two do not compare; reproject the raster (gdalwarp -t_srs)" "${cls[@]}" \
+  --model "$model" --input degrees.tif --output "$out/c.tif" --resample --accept-mismatch
 case_ uint16_for_byte_model 3 "--accept-mismatch" "${cls[@]}" --model "$model" --input u16.tif --output "$out/c.tif"
 case_ flipped_weights 3 "is damaged" "${cls[@]}" --input scene_val.tif --output "$out/c.tif" --model flipped.pt
 case_ store_as_model 3 "is a sample store" "${cls[@]}" --input scene_val.tif --output "$out/c.tif" --model samples/trn_samples.hdf5
@@ -350,6 +352,8 @@ if [ -n "$plugin_dir" ]; then
     --OUTPUT="$out/c.tif"
   case_ qgis_crs_in_degrees 1 "is in a CRS in degrees" "${q[@]}" geodl:classify --INPUT="$in/degrees.tif" --MODEL="$model" \
     --OUTPUT="$out/c.tif"
+  case_ qgis_resample_degrees 1 "pixel sizes in the two do not compare" "${q[@]}" geodl:classify --INPUT="$in/degrees.tif" \
+    --MODEL="$model" --RESAMPLE=true --ACCEPT_MISMATCH=true --OUTPUT="$out/c.tif"
   case_ qgis_flipped_weights 1 "is damaged" "${q[@]}" geodl:classify --INPUT="$in/scene_val.tif" --MODEL="$in/flipped.pt" \
     --OUTPUT="$out/c.tif"
   case_ qgis_store_as_model 1 "is a sample store" "${q[@]}" geodl:classify --INPUT="$in/scene_val.tif" \

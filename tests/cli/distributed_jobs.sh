@@ -4,6 +4,7 @@
 #   is not a multiple of the window, with nodata, an extent and a mask: the class raster and
 #   the Byte probabilities byte for byte, Float32 probabilities within 1e-6, polygons and a
 #   COG from the assembled raster; through torchrun too (skipped, saying so, without it);
+#   resampled to the model's pixel size, shared in bands of the view;
 # - many rasters: whole rasters per rank (3 rasters, 2 ranks), bands of each (2 rasters,
 #   3 ranks), every output identical;
 # - samples with 2 ranks: the stores identical (every dataset and attribute) and the
@@ -111,6 +112,27 @@ if command -v torchrun > /dev/null; then
 else
   echo "SKIPPED: torchrun is not installed (Debian's python3-torch has it): no torchrun check"
 fi
+
+# 1b. Resampled to the model's pixel size (--resample): odd.tif with pixels 1.5 times as large,
+# classified through a view of 345 x 375 pixels shared in bands by 2 ranks; the outputs at the
+# raster's grid (230 x 250) identical to one process's, no view output left.
+cp odd.tif coarse.tif
+$py -c "from osgeo import gdal; d = gdal.Open('coarse.tif', gdal.GA_Update); g = list(d.GetGeoTransform())
+g[1] *= 1.5; g[5] *= 1.5; d.SetGeoTransform(g)"
+mkdir -p rs-one rs-two
+run rs-one "${classify[@]}" --input coarse.tif --output rs-one/c.tif --probabilities --polygons --resample
+run rs-two "${classify[@]}" --input coarse.tif --output rs-two/c.tif --probabilities --polygons --resample --nproc 2
+grep -q "resampled to the model's pixel size (bilinear): 230 x 250 pixels" rs-two.log || { cat rs-two.log; fail "not resampled"; }
+same rs-one/c.tif rs-two/c.tif
+same rs-one/c_probabilities.tif rs-two/c_probabilities.tif
+[ "$(ogrinfo -al -q rs-one/c_polygons.gpkg | md5sum)" = "$(ogrinfo -al -q rs-two/c_polygons.gpkg | md5sum)" ] ||
+  fail "the resampled polygons of 2 ranks differ"
+$py -c "from osgeo import gdal; a, b = gdal.Open('coarse.tif'), gdal.Open('rs-two/c.tif')
+assert (b.RasterXSize, b.RasterYSize) == (230, 250) and a.GetGeoTransform() == b.GetGeoTransform()" ||
+  fail "the resampled outputs are not at the raster's grid"
+no_leftovers rs-two
+if find rs-one rs-two -name '*.model-grid*' | grep -q .; then find rs-one rs-two -ls; fail "a view output left"; fi
+echo "resampled (--resample, 1.5x): 2 ranks identical to one process at the raster's grid"
 
 # 2. Many rasters: whole rasters per rank (3 rasters, 2 ranks), bands of each (2, 3 ranks).
 run many-one "${classify[@]}" --input many --working-folder many-one --probabilities
