@@ -1105,5 +1105,17 @@ Rapport : %2</translation>
         <source>Classify the raster resampled on the fly to the pixel size the model was trained on (averaged where its pixels are smaller, bilinear where larger), and write the outputs at the raster&apos;s own grid (classes by nearest pixel or majority, probabilities bilinear or averaged).</source>
         <translation>Classer le raster rééchantillonné à la volée à la taille de pixel sur laquelle le modèle a été entraîné (moyenne là où ses pixels sont plus petits, bilinéaire là où ils sont plus grands), et écrire les sorties sur la grille propre du raster (classes par pixel le plus proche ou majoritaire, probabilités bilinéaires ou moyennées).</translation>
     </message>
+    <message>
+        <source>Stop the job</source>
+        <translation>Arrêter la tâche</translation>
+    </message>
+    <message>
+        <source>Skip the raster, name it, and go on</source>
+        <translation>Ignorer le raster, le nommer et continuer</translation>
+    </message>
+    <message>
+        <source>For many rasters: stop at the first that cannot be opened, read or classified, or skip it (the summary lists those skipped, and why) and go on.</source>
+        <translation>Pour plusieurs rasters : s&apos;arrêter au premier qui ne peut être ouvert, lu ou classé, ou l&apos;ignorer (le résumé liste les rasters ignorés, et pourquoi) et continuer.</translation>
+    </message>
 </context>
 </TS>

@@ -36,6 +36,9 @@ struct ClassifyOptions {
   // model's pixels are larger, bilinear where smaller), the outputs at the raster's own grid
   // (io/resampled.h).
   bool resample = false;
+  // A job of many rasters: "stop" at the first raster that cannot be opened, read or
+  // classified (the default), or "skip" it, naming it, and go on (classifyAll).
+  std::string on_error = "stop";
   // Device, threads, precision (bf16: the weights and activations), memory budget, and the
   // ranks sharing the job (classifyAll).
   RunOptions run;
@@ -65,6 +68,8 @@ struct ClassifyResult {
   int64_t nodata_pixels = 0;
   int64_t polygons = 0, polygons_dropped = 0;
   std::vector<std::string> warnings;
+  // on_error skip: why the raster was skipped (nothing of it written); empty when classified.
+  std::string skipped;
 };
 
 // Slides windows over the raster in rows, blending overlapping class probabilities with
@@ -83,7 +88,11 @@ ClassifyResult classify(const ClassifyOptions& options, Progress& progress);
 // within `collective_timeout` seconds, with nothing of the raster at hand written; rank 0
 // shows the whole job's progress. `done` is called on rank 0 with each run's result, in
 // order (with whole rasters per rank, once all are done). The world and the collective
-// timeout are the first run's (run.world, run.collective_timeout).
+// timeout are the first run's (run.world, run.collective_timeout). With on_error skip, a
+// raster that cannot be opened is skipped on every rank, and one refused or unreadable
+// (InputError, RasterReadError) while a rank classifies it whole, or while one process does:
+// its result says why (skipped), and the job goes on. Shared in bands by several ranks, a
+// raster that fails once it is open stops the job (the ranks would not agree on it).
 void classifyAll(const std::vector<ClassifyOptions>& runs, Progress& progress,
                  const std::function<void(size_t, const ClassifyResult&)>& done);
 

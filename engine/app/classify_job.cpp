@@ -90,33 +90,90 @@ void checkRuns(const std::vector<ClassifyOptions>& runs) {
   inputs.push_back({"the mask", runs.front().mask});
   checkOutputsSpareInputs(outputs, inputs);
   checkReplaceableOutputs(typed);
-  for (const auto& run : runs) io::RasterReader check(run.input);  // throws naming the file
+  if (skipsFailures(runs.front())) return;  // classifyAll names those it cannot open
+  const auto advice = [](const Error& e) {
+    return std::string(e.what()) + " (or set " + classifyOptionNamed("on_error") +
+           " to skip, and name, the rasters that fail)";
+  };
+  for (const auto& run : runs) {
+    try {
+      io::RasterReader check(run.input);
+    } catch (const InputError& e) {
+      throw InputError(advice(e));
+    } catch (const IoError& e) {
+      throw IoError(advice(e));
+    }
+  }
 }
 
-// A run's result as the ranks exchange it (the classes are the model's, the same everywhere).
+// A run's result as the ranks exchange it.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ModelClass, id, name, colour)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ClassifyResult, output, probabilities, width, height, windows, windows_computed,
-                                   batch_size, window, overlap, computed_ratio, precision, class_pixels,
-                                   nodata_pixels, polygons, polygons_dropped, warnings)
+                                   batch_size, window, overlap, computed_ratio, precision, classes, class_pixels,
+                                   nodata_pixels, polygons, polygons_dropped, warnings, skipped)
 
 namespace {
 
-// Whole rasters to ranks: the largest first, each to the rank with the fewest pixels so far.
-std::vector<int> rasterOwners(const std::vector<ClassifyOptions>& runs, int ranks, std::vector<int64_t>& pixels) {
-  std::vector<size_t> order(runs.size());
+// The pixels of each raster (the shares of the job's work and progress); with on_error skip,
+// why each one that cannot be opened is left out (its pixels 0).
+struct JobRasters {
+  std::vector<int64_t> pixels;
+  std::vector<std::string> unopened;
+};
+
+JobRasters openRasters(const std::vector<ClassifyOptions>& runs) {
+  JobRasters job{std::vector<int64_t>(runs.size(), 0), std::vector<std::string>(runs.size())};
   for (size_t i = 0; i < runs.size(); ++i) {
-    order[i] = i;
-    const io::RasterReader r(runs[i].input);
-    pixels.push_back(int64_t(r.info().width) * r.info().height);
+    try {
+      const io::RasterReader r(runs[i].input);
+      job.pixels[i] = int64_t(r.info().width) * r.info().height;
+    } catch (const InputError& e) {
+      if (!skipsFailures(runs[i])) throw;
+      job.unopened[i] = e.what();
+    } catch (const IoError& e) {
+      if (!skipsFailures(runs[i])) throw;
+      job.unopened[i] = e.what();
+    }
   }
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return pixels[a] > pixels[b]; });
+  return job;
+}
+
+// Whole rasters to ranks: the largest first, each to the rank with the fewest pixels so far
+// (-1: a raster left out).
+std::vector<int> rasterOwners(const JobRasters& job, int ranks) {
+  std::vector<size_t> order(job.pixels.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return job.pixels[a] > job.pixels[b]; });
   std::vector<int64_t> load(size_t(ranks), 0);
-  std::vector<int> owner(runs.size(), 0);
+  std::vector<int> owner(order.size(), -1);
   for (size_t i : order) {
+    if (!job.unopened[i].empty()) continue;
     const int r = int(std::min_element(load.begin(), load.end()) - load.begin());
     owner[i] = r;
-    load[size_t(r)] += pixels[i];
+    load[size_t(r)] += job.pixels[i];
   }
   return owner;
+}
+
+ClassifyResult skippedRun(const ClassifyOptions& run, const std::string& why, Progress& progress) {
+  progress.log("warning: skipped '" + run.input + "' (on_error: skip): " + why);
+  ClassifyResult r;
+  r.skipped = why;
+  return r;
+}
+
+// One raster, or with on_error skip its result saying why it was skipped when it is refused
+// (InputError) or cannot be read (RasterReadError): classify() wrote nothing of it.
+template <class Classify>
+ClassifyResult classifyOrSkip(const ClassifyOptions& run, Progress& progress, const Classify& classify_it) {
+  if (!skipsFailures(run)) return classify_it();
+  try {
+    return classify_it();
+  } catch (const InputError& e) {
+    return skippedRun(run, e.what(), progress);
+  } catch (const RasterReadError& e) {
+    return skippedRun(run, e.what(), progress);
+  }
 }
 
 }  // namespace
@@ -138,20 +195,30 @@ void classifyAll(const std::vector<ClassifyOptions>& given, Progress& progress,
     if (r.threads == 0 && world.local_size > 1) r.threads = std::max(1, cores / world.local_size);
     if (world.local_size > 1 && resolveDevice(r.device) != "cpu") r.device = rankDevice(r);
   }
+  const JobRasters rasters = runs.size() > 1 ? openRasters(runs) : JobRasters{{1}, {""}};
+  const std::vector<int64_t>& pixels = rasters.pixels;
   if (!ranks.active() || runs.size() < size_t(ranks.size())) {
-    // Each raster in turn, shared in bands.
+    // Each raster in turn, shared in bands; the progress by pixels, for the whole job's ETA.
+    int64_t total = 0, at = 0;
+    for (int64_t p : pixels) total += p;
     for (size_t i = 0; i < runs.size(); ++i) {
-      SubProgress part(progress, double(i) / runs.size(), double(i + 1) / runs.size());
+      SubProgress part(progress, double(at) / double(std::max<int64_t>(1, total)),
+                       double(at + pixels[i]) / double(std::max<int64_t>(1, total)));
+      at += pixels[i];
       ClassifyResult result;
-      ranks.guarded([&] { result = classifyShared(runs[i], ranks, part); });
+      if (!rasters.unopened[i].empty())
+        result = skippedRun(runs[i], rasters.unopened[i], progress);
+      else if (!ranks.active())
+        result = classifyOrSkip(runs[i], part, [&] { return classifyShared(runs[i], ranks, part); });
+      else
+        ranks.guarded([&] { result = classifyShared(runs[i], ranks, part); });
       if (ranks.writes() && done) done(i, result);
     }
     ranks.barrier();
     return;
   }
   // More rasters than ranks: whole rasters each.
-  std::vector<int64_t> pixels;
-  const std::vector<int> owner = rasterOwners(runs, ranks.size(), pixels);
+  const std::vector<int> owner = rasterOwners(rasters, ranks.size());
   int64_t total = 0, mine = 0;
   for (size_t i = 0; i < runs.size(); ++i) {
     total += pixels[i];
@@ -159,16 +226,14 @@ void classifyAll(const std::vector<ClassifyOptions>& given, Progress& progress,
   }
   RankProgress shared(progress, ranks, "pixels:rasters", total, mine);
   nlohmann::json results = nlohmann::json::object();
-  std::vector<ModelClass> classes;
   ranks.guarded([&] {
     int64_t at = 0;
     for (size_t i = 0; i < runs.size(); ++i) {
       if (owner[i] != ranks.rank()) continue;
       SubProgress part(shared, double(at) / double(std::max<int64_t>(1, mine)),
                        double(at + pixels[i]) / double(std::max<int64_t>(1, mine)));
-      const ClassifyResult r = classify(runs[i], part);
+      const ClassifyResult r = classifyOrSkip(runs[i], part, [&] { return classify(runs[i], part); });
       at += pixels[i];
-      classes = r.classes;
       results[std::to_string(i)] = r;
     }
   });
@@ -179,9 +244,11 @@ void classifyAll(const std::vector<ClassifyOptions>& given, Progress& progress,
   nlohmann::json merged = nlohmann::json::object();
   for (const auto& text : all) merged.update(nlohmann::json::parse(text));
   for (size_t i = 0; i < runs.size(); ++i) {
-    ClassifyResult r = merged.at(std::to_string(i)).get<ClassifyResult>();
-    r.classes = classes;  // the model's, the same on every rank
-    done(i, r);
+    if (!rasters.unopened[i].empty()) {
+      done(i, skippedRun(runs[i], rasters.unopened[i], progress));
+      continue;
+    }
+    done(i, merged.at(std::to_string(i)).get<ClassifyResult>());
   }
 }
 

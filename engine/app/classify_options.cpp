@@ -106,6 +106,11 @@ OptionTable<O> jobOptions() {
                              "on (averaged where its pixels are smaller, bilinear where larger), and write the "
                              "outputs at the raster's own grid (classes by nearest pixel or majority, "
                              "probabilities bilinear or averaged).")),
+      engine("on_error", &ClassifyOptions::on_error)
+          .oneOf({{"stop", GEODL_TR("Stop the job")}, {"skip", GEODL_TR("Skip the raster, name it, and go on")}})
+          .config("inference.on_error").cli("on-error")
+          .describe("", GEODL_TR("For many rasters: stop at the first that cannot be opened, read or classified, "
+                                 "or skip it (the summary lists those skipped, and why) and go on.")),
       engine("cog", &ClassifyOptions::cog)
           .config("inference.cog").cli("cog").qgis("COG", true)
           .describe(GEODL_TR("Cloud Optimized GeoTIFF"), GEODL_TR("Write Cloud Optimized GeoTIFFs.")),

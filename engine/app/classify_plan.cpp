@@ -52,13 +52,6 @@ PixelRect extentToPixels(const ClassifyOptions& o, const io::RasterInfo& ri) {
 }
 
 
-// How the messages name an option: "the option accept_mismatch (inference.accept_mismatch,
-// --accept-mismatch, ACCEPT_MISMATCH)", from its declaration.
-std::string optionNamed(const std::string& name) {
-  for (const auto& option : classifyOptionTable())
-    if (option.name == name) return optionOrigin(option);
-  throw std::logic_error("classify declares no " + name);
-}
 
 // "metres", "degrees", "US survey feet".
 std::string plural(const std::string& unit) {
@@ -86,7 +79,8 @@ void checkModelFits(const ClassifyOptions& o, const ModelInfo& info, const io::R
     if (o.accept_mismatch)
       result.warnings.push_back(what + ": classified anyway (accept_mismatch); expect poor results");
     else
-      throw InputError(what + "; " + fix + ", or set " + optionNamed("accept_mismatch") + " to classify it anyway");
+      throw InputError(what + "; " + fix + ", or set " + classifyOptionNamed("accept_mismatch") +
+                       " to classify it anyway");
   };
   if (!typeFits(ri.data_type, info.data_type))
     mismatch("'" + o.input + "' holds " + ri.data_type + " pixels but the model was trained on " + info.data_type +
@@ -137,7 +131,7 @@ void checkModelFits(const ClassifyOptions& o, const ModelInfo& info, const io::R
     if (units_known && ratio > 2)
       mismatch(sizes + " (" + number(ratio) + " times " + (pixel > trained ? "larger" : "smaller") +
                    "): objects would not have the sizes it learned",
-               "set " + optionNamed("resample") + " to classify it at the model's pixel size, resample it to " +
+               "set " + classifyOptionNamed("resample") + " to classify it at the model's pixel size, resample it to " +
                    number(trained) + " " + unit + " yourself (gdalwarp -tr) or train on such imagery");
     else if (ratio > 1.5)
       result.warnings.push_back(sizes + ": results may be poor at another scale");
@@ -170,7 +164,7 @@ void resampleToModel(const ClassifyOptions& o, RunPlan& run, bool log, Progress&
   const io::RasterInfo& ri = run.reader->info();
   const ModelInfo& info = run.predictor.info;
   const auto& gt = ri.geotransform;
-  const std::string unset = "; classify it without " + optionNamed("resample");
+  const std::string unset = "; classify it without " + classifyOptionNamed("resample");
   if (!(info.pixel_size_x > 0))
     throw InputError("the model file '" + o.model_path + "' does not record the pixel size of its training data "
                      "(a TorchScript model, or a file older than that record), so there is no pixel size to "
@@ -319,6 +313,12 @@ std::vector<std::vector<int>> windowsToCompute(const TilePlan& plan, const Pixel
 
 
 }  // namespace
+
+std::string classifyOptionNamed(const std::string& name) {
+  for (const auto& option : classifyOptionTable())
+    if (option.name == name) return optionOrigin(option);
+  throw std::logic_error("classify declares no " + name);
+}
 
 double computedRatio(const TileJob& job, int64_t computed) {
   const PixelRect& a = job.area;

@@ -41,6 +41,13 @@ struct RunPlan {
   std::vector<std::string> warnings;
 };
 
+// How the messages name an option: "the option accept_mismatch (inference.accept_mismatch,
+// --accept-mismatch, ACCEPT_MISMATCH)", from its declaration.
+std::string classifyOptionNamed(const std::string& name);
+
+// on_error skip: a raster that fails is skipped and named, and the job goes on.
+inline bool skipsFailures(const ClassifyOptions& o) { return o.on_error == "skip"; }
+
 // 1. Checks, model, raster and plan: when any rank fails here (a file missing on one
 // machine), every rank stops at once with its message.
 void planRun(const ClassifyOptions& o, DataParallel& ranks, Progress& progress, RunPlan& run);

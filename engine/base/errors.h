@@ -23,6 +23,13 @@ class IoError : public Error {
   using Error::Error;
 };
 
+// Reading a raster's pixels failed (a damaged or truncated file, a failing disk): the input's
+// fault, not the output's, so that a job of many rasters may skip it (classify's on_error).
+class RasterReadError : public IoError {
+ public:
+  using IoError::IoError;
+};
+
 // A memory budget (CPU counting allocator or GPU) was exceeded.
 class OutOfMemoryError : public Error {
  public:

@@ -81,6 +81,7 @@ int launchLocalRanks(const std::vector<std::string>& arguments, int nproc) {
   // Wait for all; forward a stop; when one fails, stop the others.
   std::vector<int> codes(size_t(nproc), -1);
   int running = nproc, first_failure = 0, failed_rank = -1;
+  bool skipped = false;
   bool forwarded = false;
   ProgressBar watch(true);  // its interrupt flag: Ctrl-C or SIGTERM on the launcher
   const hard_stop::LoopScope loop(30);  // the ranks stop within 2 s of the signal passed to them
@@ -91,7 +92,8 @@ int launchLocalRanks(const std::vector<std::string>& arguments, int nproc) {
       if (::waitpid(children[size_t(rank)], &status, WNOHANG) != children[size_t(rank)]) continue;
       codes[size_t(rank)] = exitCode(status);
       --running;
-      if (codes[size_t(rank)] != 0 && failed_rank < 0) {
+      skipped = skipped || codes[size_t(rank)] == kExitSkipped;
+      if (codes[size_t(rank)] != 0 && codes[size_t(rank)] != kExitSkipped && failed_rank < 0) {
         failed_rank = rank;
         first_failure = codes[size_t(rank)];
       }
@@ -106,7 +108,7 @@ int launchLocalRanks(const std::vector<std::string>& arguments, int nproc) {
   if (failed_rank >= 0 && !watch.cancelled())
     std::cerr << "geodl: rank " << failed_rank << " of " << nproc << " failed (exit code " << first_failure
               << "); the others were stopped" << std::endl;
-  return first_failure;
+  return failed_rank >= 0 ? first_failure : skipped ? kExitSkipped : 0;
 }
 
 }  // namespace geodl::cli

@@ -46,7 +46,9 @@ using geodl::cli::OptionFlags;
 
 constexpr double kMiB = 1024.0 * 1024.0;
 
-enum ExitCode { kOk = 0, kUsage = 2, kInputError = 3, kIoError = 4, kCancelled = 5, kFailure = 1 };
+// kSkipped: the job finished, but on_error skip left rasters out (the summary lists them).
+enum ExitCode { kOk = 0, kUsage = 2, kInputError = 3, kIoError = 4, kCancelled = 5,
+                kSkipped = geodl::cli::kExitSkipped, kFailure = 1 };
 
 // A subcommand: its flags are declared when it is added; run() does the work.
 struct Subcommand {
@@ -265,6 +267,10 @@ Subcommand addTrain(CLI::App& app, const bool& quiet) {
 
 // (The warnings were logged as they came.)
 void printClassified(const geodl::ClassifyOptions& one, const geodl::ClassifyResult& r) {
+  if (!r.skipped.empty()) {
+    std::cout << one.input << ": skipped (on_error: skip), nothing written: " << r.skipped << "\n";
+    return;
+  }
   int64_t total = 0;
   for (auto c : r.class_pixels) total += c;
   std::cout << one.input << " -> " << r.output << " (" << r.width << " x " << r.height << ", "
@@ -284,6 +290,49 @@ void printClassified(const geodl::ClassifyOptions& one, const geodl::ClassifyRes
               << " under the minimum area dropped)\n";
 }
 
+// The whole job's summary, after a job of several rasters: what was classified, the classes
+// over all of it, and every raster skipped with why.
+class ClassifyJobSummary {
+ public:
+  void add(const geodl::ClassifyOptions& one, const geodl::ClassifyResult& r) {
+    ++rasters_;
+    if (!r.skipped.empty()) {
+      skipped_.push_back("  " + one.input + ": " + r.skipped);
+      return;
+    }
+    pixels_ += int64_t(r.width) * r.height;
+    nodata_ += r.nodata_pixels;
+    if (classes_.empty()) classes_ = r.classes;
+    class_pixels_.resize(r.class_pixels.size(), 0);
+    for (size_t c = 0; c < r.class_pixels.size(); ++c) class_pixels_[c] += r.class_pixels[c];
+  }
+  bool skippedAny() const { return !skipped_.empty(); }
+  void print() const {
+    if (rasters_ < 2) return;
+    int64_t classified = 0;
+    for (auto c : class_pixels_) classified += c;
+    std::cout << "job: " << rasters_ - int64_t(skipped_.size()) << " of " << rasters_ << " rasters classified ("
+              << pixels_ << " pixels, " << std::fixed << std::setprecision(1)
+              << (pixels_ ? 100.0 * double(nodata_) / double(pixels_) : 0.0) << "% nodata)";
+    if (classified > 0) {
+      std::cout << "\n  classes:";
+      for (size_t c = 0; c < class_pixels_.size() && c < classes_.size(); ++c)
+        std::cout << " " << classes_[c].name << " " << 100.0 * double(class_pixels_[c]) / double(classified) << "%";
+    }
+    std::cout << "\n";
+    if (!skipped_.empty()) {
+      std::cout << skipped_.size() << " skipped (on_error: skip):\n";
+      for (const auto& line : skipped_) std::cout << line << "\n";
+    }
+  }
+
+ private:
+  int64_t rasters_ = 0, pixels_ = 0, nodata_ = 0;
+  std::vector<geodl::ModelClass> classes_;
+  std::vector<int64_t> class_pixels_;
+  std::vector<std::string> skipped_;
+};
+
 Subcommand addClassify(CLI::App& app, const bool& quiet) {
   auto job = std::make_shared<JobFlags>();
   Subcommand s;
@@ -299,11 +348,15 @@ Subcommand addClassify(CLI::App& app, const bool& quiet) {
     if (const auto code = joinRanks(nprocOf(*job), world)) return *code;
     for (auto& run : runs) run.run.world = world;
     geodl::cli::ProgressBar progress(quiet, world.rank);
-    geodl::classifyAll(runs, progress,
-                       [&](size_t i, const geodl::ClassifyResult& r) { printClassified(runs[i], r); });
+    ClassifyJobSummary summary;
+    geodl::classifyAll(runs, progress, [&](size_t i, const geodl::ClassifyResult& r) {
+      printClassified(runs[i], r);
+      summary.add(runs[i], r);
+    });
+    summary.print();
     std::cout << std::flush;
     progress.report(1.0, "done");
-    return kOk;
+    return summary.skippedAny() ? kSkipped : kOk;
   };
   return s;
 }

@@ -111,7 +111,7 @@ void RasterReader::read(int x, int y, int w, int h, std::vector<double>& values,
   if (impl_->ds->RasterIO(GF_Read, x0, y0, iw, ih, first, iw, ih, GDT_Float64, bands, nullptr,
                           pixel, line, sizeof(double), nullptr) != CE_None) {
     const char* last = CPLGetLastErrorMsg();
-    throw IoError("cannot read the raster '" + info_.path + "' at column " + std::to_string(x0) + ", row " +
+    throw RasterReadError("cannot read the raster '" + info_.path + "' at column " + std::to_string(x0) + ", row " +
                   std::to_string(y0) + ": the file is damaged or truncated, or its disk failed" +
                   (last && *last ? std::string(" (GDAL: ") + last + ")" : std::string()) +
                   "; copy it again, or check it with gdalinfo -checksum");
@@ -177,7 +177,10 @@ std::vector<std::string> rastersInFolder(const std::string& folder) {
     CPLErrorHandlerPusher quiet(CPLQuietErrorHandler);  // a file that is no raster is skipped silently
     Dataset ds(static_cast<GDALDataset*>(
         GDALOpenEx(entry.path().c_str(), GDAL_OF_RASTER | GDAL_OF_READONLY, nullptr, nullptr, nullptr)));
-    if (ds && ds->GetRasterCount() > 0) rasters.push_back(entry.path().string());
+    // A file a raster driver recognizes but cannot open (a truncated GeoTIFF) is listed, so
+    // that the job names it instead of leaving it out unseen.
+    const bool damaged = !ds && GDALIdentifyDriverEx(entry.path().c_str(), GDAL_OF_RASTER, nullptr, nullptr);
+    if ((ds && ds->GetRasterCount() > 0) || damaged) rasters.push_back(entry.path().string());
   }
   std::sort(rasters.begin(), rasters.end());
   return rasters;

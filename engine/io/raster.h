@@ -61,7 +61,8 @@ class RasterReader {
 
 // The rasters of a folder, in name order: every regular file GDAL opens as a raster with at
 // least one band, whatever its extension (GeoTIFF, VRT, JPEG 2000, ERDAS IMG...), except the
-// sidecars GDAL keeps beside rasters (.aux.xml, .ovr, .msk). Not recursive.
+// sidecars GDAL keeps beside rasters (.aux.xml, .ovr, .msk), and every file a raster driver
+// recognizes but cannot open (a truncated GeoTIFF: opening it names the fault). Not recursive.
 std::vector<std::string> rastersInFolder(const std::string& folder);
 
 // GDAL, OGR, PROJ and libtiff print their errors and warnings to stderr in their own words

@@ -718,5 +718,64 @@ TEST(Classify, ResampledToTheModelsPixelSizeWithTheOutputsAtTheRastersGrid) {
   EXPECT_FALSE(fs::exists(o.output));
 }
 
+// A job of many rasters with on_error: a damaged GeoTIFF (one whose header GDAL cannot read,
+// one whose pixels are cut off) and a raster of other bands. stop (the default) refuses the
+// job naming the first and the option; skip classifies the rest, exactly as alone, and
+// names each raster skipped with why, writing nothing of it.
+TEST(Classify, OnErrorSkipNamesTheRastersThatFailAndClassifiesTheRest) {
+  TempDir dir;
+  NullProgress progress;
+  fs::create_directories(dir.path("in"));
+  const std::string good = scene(dir, "in/a_good.tif", 60, 50);
+  fs::copy_file(good, dir.path("in/b_header.tif"));
+  fs::resize_file(dir.path("in/b_header.tif"), 16);  // the TIFF signature, no directory
+  {
+    // Uncompressed strips after the directory, cut at half: it opens, its pixels do not read.
+    test::RasterSpec spec;
+    spec.width = 60;
+    spec.height = 50;
+    spec.bands = 3;
+    spec.geotransform = {500000, 0.5, 0, 4500000, 0, -0.5};
+    spec.value = [](int x, int y, int b) { return test::sceneValue(x, y, b); };
+    test::makeRaster(dir.path("in/c_cut.tif"), spec);
+    fs::resize_file(dir.path("in/c_cut.tif"), fs::file_size(dir.path("in/c_cut.tif")) / 2);
+  }
+  scene(dir, "in/d_bands.tif", 60, 50, 32618, 4);
+  ClassifyJob job;
+  job.inputs = rastersOf(dir.path("in"));
+  ASSERT_EQ(job.inputs.size(), 4u) << "a damaged GeoTIFF in a folder is listed, to be named";
+  job.working_folder = dir.path("out");
+  job.options = options(dir, "", "");
+  job.options.output.clear();
+  test::expectErrorContaining([&] { classifyRuns(job); }, "b_header.tif");
+  test::expectErrorContaining(
+      [&] { classifyRuns(job); },
+      "(or set the option on_error (inference.on_error, --on-error) to skip, and name, the rasters that fail)");
+  EXPECT_FALSE(fs::exists(dir.path("out")));
+
+  job.options.on_error = "skip";
+  const std::vector<ClassifyOptions> runs = classifyRuns(job);
+  ASSERT_EQ(runs.size(), 4u);
+  std::vector<ClassifyResult> results(runs.size());
+  std::vector<size_t> order;
+  classifyAll(runs, progress, [&](size_t i, const ClassifyResult& r) {
+    order.push_back(i);
+    results[i] = r;
+  });
+  EXPECT_EQ(order, (std::vector<size_t>{0, 1, 2, 3}));
+  EXPECT_TRUE(results[0].skipped.empty()) << results[0].skipped;
+  EXPECT_NE(results[1].skipped.find("b_header.tif"), std::string::npos) << results[1].skipped;
+  EXPECT_NE(results[2].skipped.find("cannot read the raster"), std::string::npos) << results[2].skipped;
+  EXPECT_NE(results[2].skipped.find("c_cut.tif"), std::string::npos) << results[2].skipped;
+  EXPECT_NE(results[3].skipped.find("4 bands"), std::string::npos) << results[3].skipped;
+  for (size_t i = 1; i < runs.size(); ++i) EXPECT_FALSE(fs::exists(runs[i].output)) << runs[i].output;
+  ClassifyOptions alone = options(dir, good, "alone.tif");
+  const ClassifyResult reference = classify(alone, progress);
+  EXPECT_EQ(readAll(runs[0].output).values, readAll(alone.output).values);
+  EXPECT_EQ(results[0].class_pixels, reference.class_pixels);
+  for (const auto& entry : fs::directory_iterator(dir.path("out")))
+    EXPECT_EQ(entry.path().filename().string().rfind("a_good_inference.tif", 0), 0u) << entry.path();
+}
+
 }  // namespace
 }  // namespace geodl

@@ -6,7 +6,7 @@
 #   COG from the assembled raster; through torchrun too (skipped, saying so, without it);
 #   resampled to the model's pixel size, shared in bands of the view;
 # - many rasters: whole rasters per rank (3 rasters, 2 ranks), bands of each (2 rasters,
-#   3 ranks), every output identical;
+#   3 ranks), every output identical; two that fail, refused, or skipped with --on-error skip;
 # - samples with 2 ranks: the stores identical (every dataset and attribute) and the
 #   footprints too;
 # - faults: a rank killed with kill -9 mid-classification (the other stops within the
@@ -146,6 +146,31 @@ done
 for r in r1 r2; do same "few-one/${r}_inference.tif" "few-three/${r}_inference.tif"; done
 [ "$(grep -c ' -> ' many-two.log)" = 3 ] || { cat many-two.log; fail "rank 0 does not report every raster"; }
 echo "3 rasters on 2 ranks (whole rasters) and 2 rasters on 3 ranks (bands): identical"
+# The same 3 with two that fail (a GeoTIFF cut to its signature, one of 4 bands): refused
+# naming the first and on_error; with --on-error skip, on 2 ranks and on one process, the
+# others identical, the failed ones named in the summary, nothing of them written, exit 6.
+mkdir -p bad && cp many/r1.tif many/r2.tif many/r3.tif bad/ && head -c 16 many/r1.tif > bad/r0_damaged.tif
+gdal_translate -q -b 1 -b 2 -b 3 -b 1 many/r2.tif bad/r4_bands.tif
+code=0
+"$geodl" "${classify[@]}" --input bad --working-folder bad-stop > bad-stop.log 2>&1 || code=$?
+{ [ $code = 4 ] && grep -q "r0_damaged.tif.*(or set the option on_error (inference.on_error, --on-error) to skip" bad-stop.log &&
+  [ ! -e bad-stop ]; } || { cat bad-stop.log; fail "a damaged raster in a job: exit $code, not 4"; }
+for n in 1 2; do
+  code=0
+  "$geodl" "${classify[@]}" --input bad --working-folder "bad-skip$n" --probabilities --on-error skip --nproc $n \
+    > "bad-skip$n.log" 2>&1 || code=$?
+  [ $code = 6 ] || { cat "bad-skip$n.log"; fail "--on-error skip on $n ranks: exit $code, not 6"; }
+  for r in r1 r2 r3; do
+    same "many-one/${r}_inference.tif" "bad-skip$n/${r}_inference.tif"
+    same "many-one/${r}_inference_probabilities.tif" "bad-skip$n/${r}_inference_probabilities.tif"
+  done
+  [ "$(ls "bad-skip$n" | grep -vc "^r[123]_")" = 0 ] || { ls "bad-skip$n"; fail "outputs of a skipped raster"; }
+  { grep -q "^job: 3 of 5 rasters classified" "bad-skip$n.log" && grep -q "^2 skipped (on_error: skip):" "bad-skip$n.log" &&
+    grep -q "^  .*r0_damaged.tif: " "bad-skip$n.log" && grep -q "^  .*r4_bands.tif: .* has 4 bands" "bad-skip$n.log"; } ||
+    { cat "bad-skip$n.log"; fail "the summary of $n ranks does not name the skipped rasters"; }
+  no_leftovers "bad-skip$n"
+done
+echo "--on-error skip: 2 failed rasters of 5 named and skipped, the others identical (1 and 2 ranks), exit 6"
 
 # 3. Samples with 2 ranks against one process.
 # The scene's inputs only (other tests write their outputs beside them).
