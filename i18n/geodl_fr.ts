@@ -414,8 +414,8 @@ Rapport : %2</translation>
         <translation>Classes</translation>
     </message>
     <message>
-        <source>The class raster (GeoTIFF), styled with the model&apos;s classes; for one raster.</source>
-        <translation>Le raster des classes (GeoTIFF), symbolisé avec les classes du modèle ; pour un seul raster.</translation>
+        <source>The class raster (GeoTIFF; or a .vrt over parts that every rank writes in place), styled with the model&apos;s classes; for one raster.</source>
+        <translation>Le raster des classes (GeoTIFF ; ou un .vrt sur des parties que chaque rang écrit sur place), symbolisé avec les classes du modèle ; pour un seul raster.</translation>
     </message>
     <message>
         <source>Also write NAME_inference_probabilities.tif: one band per class, 0-255.</source>

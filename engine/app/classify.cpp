@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <iomanip>
@@ -27,6 +28,7 @@
 #include "core/tile_classifier.h"
 #include "core/tile_plan.h"
 #include "io/geotiff_writer.h"
+#include "io/parts_vrt.h"
 #include "io/labels.h"
 #include "io/polygonize.h"
 #include "io/raster.h"
@@ -234,7 +236,46 @@ struct RunOutputs {
   std::vector<io::RowBandFiles> bands;  // every other rank's
   PartFiles parts;                      // removed unless the run went well
   int band_y0 = 0, band_rows = 0;
+  // .vrt outputs (io/parts_vrt.h): every rank writes its band as a part into the staging
+  // folders (`part`, committed there when complete), and rank 0 moves them into place under
+  // the VRTs: nothing is assembled.
+  bool in_parts = false;
+  std::unique_ptr<io::PartsOutput> class_parts, probability_parts;  // rank 0's
+  std::vector<io::VrtPart> class_part_files, probability_part_files;  // every rank's, staged
 };
+
+// Stage 3 for .vrt outputs: rank 0 makes the staging folders, every rank opens its part in
+// them, and every rank learns which parts there will be.
+void openPartOutputs(const ClassifyOptions& o, DataParallel& ranks, RunOutputs& out) {
+  out.in_parts = true;
+  if (ranks.writes()) {
+    out.class_parts = std::make_unique<io::PartsOutput>(o.output, out.spec);
+    if (!o.probabilities.empty())
+      out.probability_parts = std::make_unique<io::PartsOutput>(o.probabilities, out.probability_spec);
+  }
+  const nlohmann::json staging = nlohmann::json::parse(ranks.gatherText(
+      nlohmann::json{out.class_parts ? out.class_parts->staging() : "",
+                     out.probability_parts ? out.probability_parts->staging() : ""}
+          .dump())
+                                                           .front());
+  const std::string classes = staging[0], probabilities = staging[1];
+  const auto in = [](const std::string& folder, const std::string& name) {
+    return folder.empty() ? std::string() : (std::filesystem::path(folder) / name).string();
+  };
+  const std::string name = io::partName(ranks.active() ? ranks.rank() : 0);
+  if (out.band_rows > 0)
+    out.part = std::make_unique<io::GeoTiffTileSink>(
+        in(classes, name), bandSpec(out.spec, out.band_y0, out.band_rows), in(probabilities, name),
+        bandSpec(out.probability_spec, out.band_y0, out.band_rows));
+  const nlohmann::json mine = {{"name", out.band_rows > 0 ? name : ""}, {"y0", out.band_y0}, {"rows", out.band_rows}};
+  for (const auto& text : ranks.gatherText(mine.dump())) {
+    const auto part = nlohmann::json::parse(text);
+    if (part.at("name").get<std::string>().empty()) continue;
+    out.class_part_files.push_back({in(classes, part.at("name")), part.at("y0"), part.at("rows")});
+    if (!probabilities.empty())
+      out.probability_part_files.push_back({in(probabilities, part.at("name")), part.at("y0"), part.at("rows")});
+  }
+}
 
 // Stage 3: the outputs opened, so that an unwritable path fails before any work.
 void openOutputs(const ClassifyOptions& o, DataParallel& ranks, const RunPlan& run, RunOutputs& out) {
@@ -243,6 +284,7 @@ void openOutputs(const ClassifyOptions& o, DataParallel& ranks, const RunPlan& r
   out.probability_spec = probabilitySpec(out.spec, run.predictor.info, o.probabilities_float);
   out.band_y0 = job.band.y0(job.plan);
   out.band_rows = job.band.y1(job.plan) - out.band_y0;
+  if (io::isVrtPath(o.output)) return openPartOutputs(o, ranks, out);  // planRun refuses it resampled
   // Resampled, the windows' outputs are at the view's grid, beside the outputs, never
   // committed: the outputs at the raster's grid are made from them (finishOutputs).
   const std::string classes = run.view ? viewOutput(o.output) : o.output;
@@ -291,6 +333,7 @@ RunCounts computeBand(const ClassifyOptions& o, DataParallel& ranks, const RunPl
     counts.windows = windowsOf(job, job.band.first_block, end_row);  // the rows before are the neighbour's
     shared.checkCancelled();
     if (target == out.part.get() || !ranks.active()) target->finish();
+    if (out.in_parts) target->commit();  // into the staging folder, where rank 0 finds it
   }
   counts.non_finite = run.reader->undeclaredNonFinitePixels();
   ranks.awaitAll("classified:" + o.output, [&] { shared.showJob(); });
@@ -326,7 +369,7 @@ void toRasterGrid(const RunPlan& run, RunOutputs& out, RunCounts& counts, DataPa
 std::pair<int64_t, int64_t> finishOutputs(const ClassifyOptions& o, DataParallel& ranks, const RunPlan& run,
                                           RunOutputs& out, RunCounts& counts, Progress& progress) {
   std::pair<int64_t, int64_t> polygon_counts{0, 0};
-  if (ranks.active() && ranks.writes()) {
+  if (ranks.active() && ranks.writes() && !out.in_parts) {
     const hard_stop::LoopScope loop;
     assembleBands(out.bands, run.job, *out.sink, ranks.size(), progress);
   }
@@ -336,13 +379,26 @@ std::pair<int64_t, int64_t> finishOutputs(const ClassifyOptions& o, DataParallel
   if (!o.polygons.empty() && ranks.writes()) {
     progress.report(1.0, "polygons");
     polygons.emplace(o.polygons, ".gpkg");
-    const auto p = io::polygonizeClasses(finished->finishedClasses(), *polygons, out.spec.categories, o.min_area);
+    const std::string classes =
+        out.in_parts ? out.class_parts->stagedView(out.class_part_files) : finished->finishedClasses();
+    const auto p = io::polygonizeClasses(classes, *polygons, out.spec.categories, o.min_area);
     polygon_counts = {p.polygons, p.dropped};
   }
   if (ranks.writes()) {
     progress.checkCancelled();
+    const auto start = std::chrono::steady_clock::now();
     const hard_stop::CommitScope moving;  // all the outputs or none
-    finished->commit();
+    if (out.in_parts) {
+      out.class_parts->commit(out.class_part_files);
+      if (out.probability_parts) out.probability_parts->commit(out.probability_part_files);
+      std::ostringstream line;
+      line << std::fixed << std::setprecision(3) << "wrote the VRT over the parts of "
+           << out.class_part_files.size() << (out.class_part_files.size() == 1 ? " rank" : " ranks") << " in "
+           << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() << " s";
+      progress.log(line.str());
+    } else {
+      finished->commit();
+    }
     if (polygons) polygons->commit();
   }
   ranks.awaitAll("written:" + o.output);

@@ -12,6 +12,7 @@
 #include "base/file_identity.h"
 #include "base/file_kind.h"
 #include "core/device.h"
+#include "io/parts_vrt.h"
 #include "io/raster.h"
 
 namespace geodl {
@@ -49,7 +50,7 @@ std::vector<ClassifyOptions> classifyRuns(const ClassifyJob& job) {
     const fs::path out(one.output);
     const std::string stem = (out.parent_path() / out.stem()).string();
     if (one.probabilities.empty() && (job.probabilities || one.probabilities_float)) {
-      one.probabilities = stem + "_probabilities.tif";
+      one.probabilities = stem + (io::isVrtPath(one.output) ? "_probabilities.vrt" : "_probabilities.tif");
       one.derived_probabilities = true;
     }
     if (one.polygons.empty() && job.polygons) {
@@ -69,8 +70,10 @@ std::vector<JobOutput> classifyOutputs(const ClassifyOptions& run, const std::st
     out.written_by_geodl = writtenByGeoDLCheck(out.kind);
     return out;
   };
-  return {derived({"the class raster" + of, run.output, FileKind::GeoTiff}, run.derived_output),
-          derived({"the probability raster" + of, run.probabilities, FileKind::GeoTiff}, run.derived_probabilities),
+  const auto raster = [](const std::string& path) { return io::isVrtPath(path) ? FileKind::Vrt : FileKind::GeoTiff; };
+  return {derived({"the class raster" + of, run.output, raster(run.output)}, run.derived_output),
+          derived({"the probability raster" + of, run.probabilities, raster(run.probabilities)},
+                  run.derived_probabilities),
           derived({"the polygon file" + of, run.polygons, FileKind::GeoPackage}, run.derived_polygons)};
 }
 

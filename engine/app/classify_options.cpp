@@ -120,7 +120,8 @@ OptionTable<O> jobOptions() {
       option("output", &O::output)
           .path("tif").cli("output").qgis("OUTPUT").declaredByPlugin()
           .describe(GEODL_TR("Classes"),
-                    GEODL_TR("The class raster (GeoTIFF), styled with the model's classes; for one raster.")),
+                    GEODL_TR("The class raster (GeoTIFF; or a .vrt over parts that every rank writes in place), styled "
+                             "with the model's classes; for one raster.")),
       option("probabilities", &O::probabilities)
           .config("inference.probabilities").cli("probabilities")
           .describe("", GEODL_TR("Also write NAME_inference_probabilities.tif: one band per class, 0-255.")),

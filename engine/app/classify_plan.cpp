@@ -13,6 +13,7 @@
 #include "core/device.h"
 #include "core/memory.h"
 #include "core/tile_plan.h"
+#include "io/parts_vrt.h"
 #include "io/raster.h"
 
 namespace geodl {
@@ -344,6 +345,33 @@ void planWindows(const ClassifyOptions& o, int window, RunPlan& run) {
     };
 }
 
+namespace {
+
+// A .vrt class raster is written in parts by every rank (io/parts_vrt.h): its probabilities
+// too, and neither as one Cloud Optimized GeoTIFF nor through a resampled view (those make
+// one file on one rank).
+void checkPartOutputs(const ClassifyOptions& o) {
+  const bool vrt = io::isVrtPath(o.output);
+  if (!o.probabilities.empty() && io::isVrtPath(o.probabilities) != vrt)
+    throw InputError(vrt ? "the class raster is a VRT written in parts by every rank, and so is the probability raster: "
+                           "give it a .vrt name too (got '" + o.probabilities + "')"
+                         : "the probability raster is a VRT, which GeoDL writes only beside a class raster that is one: "
+                           "give the class raster a .vrt name, or the probabilities a .tif name (got '" +
+                               o.probabilities + "')");
+  if (!vrt) return;
+  if (o.cog)
+    throw InputError("cog writes one Cloud Optimized GeoTIFF, but '" + o.output +
+                     "' is a VRT over parts written in place: give a .tif output for a COG, or make one from the "
+                     "VRT afterwards (gdal_translate -of COG " + o.output + " OUT.tif)");
+  if (o.resample)
+    throw InputError("resample writes the outputs at the raster's grid from the model's on one rank, which a VRT "
+                     "over parts written in place cannot be: give a .tif output with resample");
+  io::checkReplaceableParts(o.output, "the class raster");
+  if (!o.probabilities.empty()) io::checkReplaceableParts(o.probabilities, "the probability raster");
+}
+
+}  // namespace
+
 // Checks, model, raster and plan: when any rank fails here (a file missing on one machine),
 // every rank stops at once with its message.
 void planRun(const ClassifyOptions& o, DataParallel& ranks, Progress& progress, RunPlan& run) {
@@ -361,8 +389,10 @@ void planRun(const ClassifyOptions& o, DataParallel& ranks, Progress& progress, 
                                           ranks.writes() ? &run.locks : nullptr))
       if (ranks.writes()) progress.log(line);
     // The formats after the files (an output over an input is named as such first).
-    checkOutputExtension(o.output, FileKind::GeoTiff, "the class raster");
-    checkOutputExtension(o.probabilities, FileKind::GeoTiff, "the probability raster");
+    checkOutputExtension(o.output, io::isVrtPath(o.output) ? FileKind::Vrt : FileKind::GeoTiff, "the class raster");
+    checkPartOutputs(o);
+    checkOutputExtension(o.probabilities, io::isVrtPath(o.probabilities) ? FileKind::Vrt : FileKind::GeoTiff,
+                         "the probability raster");
     checkOutputExtension(o.polygons, FileKind::GeoPackage, "the polygon file");
 
     // 1. The model, the raster, and whether they fit each other.

@@ -13,6 +13,7 @@ std::function<bool(const std::string&)> writtenByGeoDLCheck(FileKind kind, const
   switch (kind) {
     case FileKind::GeoTiff:
     case FileKind::GeoPackage:
+    case FileKind::Vrt:
       return [](const std::string& path) { return io::writtenByGeoDL(path); };
     case FileKind::Hdf5:
       return [](const std::string& path) {

@@ -144,8 +144,8 @@ int removeStaleTemporaries(const std::string& path) {
     if (end == prefix.size()) continue;
     const long pid = std::stol(name.substr(prefix.size(), end - prefix.size()));
     if (pid == long(::getpid()) || ::kill(pid_t(pid), 0) == 0 || errno != ESRCH) continue;
-    std::error_code gone;
-    if (fs::remove(entry.path(), gone)) ++removed;
+    std::error_code gone;  // a folder too (the staging folder of a VRT's parts, io/parts_vrt.h)
+    if (fs::remove_all(entry.path(), gone) > 0) ++removed;
   }
   return removed;
 }

@@ -83,8 +83,9 @@ class AtomicOutput {
   bool committed_ = true, is_finished_ = false;  // nothing to remove until a path is given
 };
 
-// Removes the temporary files beside `path` that processes no longer running left (a kill -9
-// in the middle of a write); those of running processes stay. Returns how many went.
+// Removes the temporary files (and staging folders) beside `path` that processes no longer
+// running left (a kill -9 in the middle of a write); those of running processes stay. Returns
+// how many went.
 int removeStaleTemporaries(const std::string& path);
 
 // `write` creates and fills the temporary path it is given; then the file is fsync'ed and

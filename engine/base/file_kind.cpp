@@ -29,6 +29,7 @@ FileKind fileKind(const std::string& path) {
                  std::memcmp(head, "II+\0", 4) == 0 || std::memcmp(head, "MM\0+", 4) == 0))
     return FileKind::GeoTiff;
   if (n >= 16 && std::memcmp(head, "SQLite format 3\0", 16) == 0) return FileKind::GeoPackage;
+  if (n >= 11 && std::memcmp(head, "<VRTDataset", 11) == 0) return FileKind::Vrt;
   return FileKind::Other;
 }
 
@@ -49,6 +50,7 @@ std::string describeFileKind(FileKind kind) {
     case FileKind::Hdf5: return "a sample store or other HDF5 file";
     case FileKind::GeoTiff: return "a GeoTIFF raster";
     case FileKind::GeoPackage: return "a GeoPackage (or other SQLite file)";
+    case FileKind::Vrt: return "a GDAL VRT";
     case FileKind::Other: return "a file of another kind";
     case FileKind::Special: return "a FIFO, socket or device (not a regular file)";
   }
@@ -66,12 +68,14 @@ void checkOutputExtension(const std::string& path, FileKind format, const std::s
   std::string extension = fs::path(path).extension().string();
   std::transform(extension.begin(), extension.end(), extension.begin(),
                  [](unsigned char c) { return char(std::tolower(c)); });
-  const bool tiff = format == FileKind::GeoTiff;
-  const std::vector<std::string> allowed = tiff ? std::vector<std::string>{".tif", ".tiff"}
-                                                : std::vector<std::string>{".gpkg"};
+  const bool tiff = format == FileKind::GeoTiff, vrt = format == FileKind::Vrt;
+  const std::vector<std::string> allowed = tiff  ? std::vector<std::string>{".tif", ".tiff"}
+                                           : vrt ? std::vector<std::string>{".vrt"}
+                                                 : std::vector<std::string>{".gpkg"};
   if (std::find(allowed.begin(), allowed.end(), extension) != allowed.end()) return;
-  throw InputError(what + (tiff ? " is written as GeoTIFF: give a .tif or .tiff file" :
-                                  " is written as a GeoPackage: give a .gpkg file") +
+  throw InputError(what + (tiff  ? " is written as GeoTIFF: give a .tif or .tiff file"
+                           : vrt ? " is written as a GDAL VRT over its parts: give a .vrt file"
+                                 : " is written as a GeoPackage: give a .gpkg file") +
                    " (got '" + path + "')");
 }
 

@@ -8,7 +8,7 @@
 
 namespace geodl {
 
-enum class FileKind { Missing, Folder, Empty, ZipArchive, Hdf5, GeoTiff, GeoPackage, Other, Special };
+enum class FileKind { Missing, Folder, Empty, ZipArchive, Hdf5, GeoTiff, GeoPackage, Vrt, Other, Special };
 
 // What the file at `path` is, from its first bytes; Special (a FIFO, socket or device, found
 // without opening it: a FIFO would block the read, a device never end) before anything else.
@@ -18,7 +18,7 @@ FileKind fileKind(const std::string& path);
 std::string describeFileKind(FileKind kind);
 
 // Throws InputError unless an output path ends with an extension of its format (GeoTiff:
-// .tif or .tiff; GeoPackage: .gpkg; in any case), naming `what` and the path. An empty path
+// .tif or .tiff; GeoPackage: .gpkg; Vrt: .vrt; in any case), naming `what` and the path. An empty path
 // (no such output) passes. The jobs check their outputs with it, for the CLI and QGIS alike.
 void checkOutputExtension(const std::string& path, FileKind format, const std::string& what);
 

@@ -103,7 +103,7 @@ std::string removeForHardStop() {
     std::error_code ec;
     for (const auto& entry : fs::directory_iterator(path.parent_path(), ec)) {
       const std::string name = entry.path().filename().string();
-      if (name.compare(0, prefix.size(), prefix) == 0) fs::remove(entry.path(), ec);
+      if (name.compare(0, prefix.size(), prefix) == 0) fs::remove_all(entry.path(), ec);  // a staging folder too
     }
   }
   for (auto it = r.folders.rbegin(); it != r.folders.rend(); ++it) {

@@ -11,8 +11,8 @@
 
 namespace geodl::hard_stop {
 
-// AtomicOutput's temporaries (every file whose name starts with the path goes: the side
-// files libraries make beside a temporary, such as GDAL's .aux.xml, too).
+// AtomicOutput's temporaries and staging folders (every file or folder whose name starts with
+// the path goes: the side files libraries make beside a temporary, such as GDAL's .aux.xml, too).
 void addTemporary(const std::string& path);
 void dropTemporary(const std::string& path);
 // The folders OutputFolders created (removed when empty, deepest first).

@@ -108,7 +108,7 @@ void markWrittenByGeoDL(GDALDataset& ds) {
 
 bool writtenByGeoDL(const std::string& path) {
   const FileKind kind = fileKind(path);
-  if (kind != FileKind::GeoTiff && kind != FileKind::GeoPackage) return false;
+  if (kind != FileKind::GeoTiff && kind != FileKind::GeoPackage && kind != FileKind::Vrt) return false;
   initGdal();
   CPLErrorHandlerPusher quiet(CPLQuietErrorHandler);
   Dataset ds(GDALDataset::Open(path.c_str(), GDAL_OF_READONLY | GDAL_OF_RASTER | GDAL_OF_VECTOR));

@@ -71,7 +71,7 @@ std::vector<std::string> rastersInFolder(const std::string& folder);
 // library's last words where they help. (QGIS keeps its own handler: it logs them.)
 void quietLibraryMessages();
 
-// Whether GeoDL wrote the GeoTIFF or GeoPackage at `path` (its mark: see the writers); false
+// Whether GeoDL wrote the GeoTIFF, GeoPackage or VRT at `path` (its mark: see the writers); false
 // for other files and for GeoDL's outputs from before the mark.
 bool writtenByGeoDL(const std::string& path);
 

@@ -5,6 +5,7 @@
 #   the Byte probabilities byte for byte, Float32 probabilities within 1e-6, polygons and a
 #   COG from the assembled raster; through torchrun too (skipped, saying so, without it);
 #   resampled to the model's pixel size, shared in bands of the view;
+# - in place: .vrt outputs over parts every rank writes (1, 2, 3 ranks), as one process's;
 # - many rasters: whole rasters per rank (3 rasters, 2 ranks), bands of each (2 rasters,
 #   3 ranks), every output identical; two that fail, refused, or skipped with --on-error skip;
 # - samples with 2 ranks: the stores identical (every dataset and attribute) and the
@@ -112,6 +113,61 @@ if command -v torchrun > /dev/null; then
 else
   echo "SKIPPED: torchrun is not installed (Debian's python3-torch has it): no torchrun check"
 fi
+
+# 1c. Written in place (.vrt outputs): every rank writes its band as a part beside the VRT and
+# nothing is assembled; the VRTs read as one process's class raster (exactly) and Float32
+# probabilities (within 1e-6), with its grid, CRS and nodata; the polygons are the same. A run
+# with another number of ranks replaces every part; a COG, resample and a parts folder holding
+# a user's file are refused before anything is written.
+cat > compare_grid.py <<'EOF2'
+import sys
+import numpy as np
+from osgeo import gdal, osr
+a, b, tolerance = gdal.Open(sys.argv[1]), gdal.Open(sys.argv[2]), float(sys.argv[3])
+assert (a.RasterXSize, a.RasterYSize, a.RasterCount) == (b.RasterXSize, b.RasterYSize, b.RasterCount)
+assert a.GetGeoTransform() == b.GetGeoTransform(), (a.GetGeoTransform(), b.GetGeoTransform())
+assert osr.SpatialReference(wkt=a.GetProjection()).IsSame(osr.SpatialReference(wkt=b.GetProjection()))
+for i in range(1, a.RasterCount + 1):
+    x, y = a.GetRasterBand(i), b.GetRasterBand(i)
+    assert x.GetNoDataValue() == y.GetNoDataValue() and x.GetDescription() == y.GetDescription(), i
+    worst = float(np.abs(x.ReadAsArray().astype(np.float64) - y.ReadAsArray().astype(np.float64)).max())
+    assert worst <= tolerance, "band %d differs by %g" % (i, worst)
+if a.GetRasterBand(1).GetCategoryNames():
+    assert a.GetRasterBand(1).GetCategoryNames() == b.GetRasterBand(1).GetCategoryNames()
+print("%s: as %s within %g" % (sys.argv[2], sys.argv[1], tolerance))
+EOF2
+for n in 1 2 3; do
+  run "vrt$n" "${classify[@]}" --input odd.tif --output "vrt$n/full.vrt" --probabilities-float --polygons \
+    --extent "$extent" --mask mask.gpkg --nproc $n
+  $py compare_grid.py one/full.tif "vrt$n/full.vrt" 0 > /dev/null || fail "the class VRT of $n ranks differs"
+  $py compare_grid.py one/full_probabilities.tif "vrt$n/full_probabilities.vrt" 1e-6 > /dev/null ||
+    fail "the probability VRT of $n ranks differs"
+  [ "$(ogrinfo -al -q one/full_polygons.gpkg | md5sum)" = "$(ogrinfo -al -q "vrt$n/full_polygons.gpkg" | md5sum)" ] ||
+    fail "the polygons of the VRT of $n ranks differ"
+  [ "$(ls "vrt$n/full_parts" | grep -c '^part-[0-9]*\.tif$')" = $n ] || { ls "vrt$n/full_parts"; fail "not $n parts"; }
+  [ "$(ls "vrt$n/full_probabilities_parts" | grep -c '^part-[0-9]*\.tif$')" = $n ] || fail "not $n probability parts"
+  grep -q "wrote the VRT over the parts of $n ranks\? in [0-9.]* s" "vrt$n.log" || { cat "vrt$n.log"; fail "no VRT time"; }
+  ! grep -q "assembled the bands" "vrt$n.log" || fail "the VRT of $n ranks was assembled"
+  no_leftovers "vrt$n"
+done
+run vrt-again "${classify[@]}" --input odd.tif --output vrt2/full.vrt --probabilities-float --polygons \
+  --extent "$extent" --mask mask.gpkg --nproc 3
+$py compare_grid.py one/full.tif vrt2/full.vrt 0 > /dev/null || fail "the class VRT run again differs"
+[ "$(ls vrt2/full_parts | grep -c '^part-[0-9]*\.tif$')" = 3 ] || { ls vrt2/full_parts; fail "the parts of 2 ranks stayed"; }
+no_leftovers vrt2
+for bad in --cog --resample; do
+  code=0
+  "$geodl" "${classify[@]}" --input odd.tif --output vrt-bad/c.vrt --nproc 2 $bad > vrt-bad.log 2>&1 || code=$?
+  { [ $code = 3 ] && [ ! -e vrt-bad ] && grep -qE "gdal_translate -of COG|give a .tif output with resample" vrt-bad.log; } ||
+    { cat vrt-bad.log; fail ".vrt with $bad: exit $code"; }
+done
+mkdir -p vrt-bad/c_parts && echo mine > vrt-bad/c_parts/notes.txt
+code=0
+"$geodl" "${classify[@]}" --input odd.tif --output vrt-bad/c.vrt --nproc 2 > vrt-bad.log 2>&1 || code=$?
+{ [ $code = 3 ] && [ "$(ls -A vrt-bad)" = c_parts ] && [ "$(cat vrt-bad/c_parts/notes.txt)" = mine ] &&
+  grep -q "holds 'notes.txt', a file GeoDL did not write there" vrt-bad.log; } ||
+  { cat vrt-bad.log; ls -la vrt-bad; fail "a parts folder with a user's file: exit $code"; }
+echo ".vrt outputs written in place by 1, 2 and 3 ranks: classes identical, Float32 within 1e-6, polygons identical, parts replaced"
 
 # 1b. Resampled to the model's pixel size (--resample): odd.tif with pixels 1.5 times as large,
 # classified through a view of 345 x 375 pixels shared in bands by 2 ranks; the outputs at the

@@ -1,0 +1,223 @@
+#include "io/parts_vrt.h"
+
+#include <cpl_vsi.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <filesystem>
+#include <iomanip>
+#include <regex>
+#include <sstream>
+
+#include "base/atomic_file.h"
+#include "base/errors.h"
+#include "base/hard_stop.h"
+#include "base/metadata.h"
+#include "io/gdal_util.h"
+
+namespace geodl::io {
+
+namespace fs = std::filesystem;
+
+bool isVrtPath(const std::string& path) {
+  std::string extension = fs::path(path).extension().string();
+  std::transform(extension.begin(), extension.end(), extension.begin(),
+                 [](unsigned char c) { return char(std::tolower(c)); });
+  return extension == ".vrt";
+}
+
+std::string partsFolderOf(const std::string& vrt) {
+  const fs::path path(vrt);
+  return (path.parent_path() / (path.stem().string() + "_parts")).string();
+}
+
+std::string partName(int index) { return "part-" + std::to_string(index) + ".tif"; }
+
+void checkReplaceableParts(const std::string& vrt, const std::string& role) {
+  const std::string parts = partsFolderOf(vrt);
+  std::error_code ec;
+  const fs::file_status status = fs::symlink_status(parts, ec);
+  if (ec || !fs::exists(status)) return;
+  if (!fs::is_directory(status))
+    throw InputError(role + " '" + vrt + "' keeps its parts in '" + parts +
+                     "', which is a file, not GeoDL's folder of parts; move it away or choose another output name");
+  static const std::regex own(R"(part-[0-9]+\.tif(\.aux\.xml)?)");
+  for (const auto& entry : fs::directory_iterator(parts, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (!entry.is_regular_file(ec) || !std::regex_match(name, own))
+      throw InputError(role + " '" + vrt + "' keeps its parts in '" + parts + "', which holds '" + name +
+                       "', a file GeoDL did not write there; move it away or choose another output name");
+  }
+}
+
+namespace {
+
+std::string escaped(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+// A part's path as the VRT names it: relative to the VRT's folder when under it.
+std::pair<std::string, bool> sourceName(const std::string& vrt, const std::string& part) {
+  const fs::path folder = fs::absolute(vrt).parent_path();
+  const fs::path relative = fs::absolute(part).lexically_relative(folder);
+  if (!relative.empty() && *relative.begin() != "..") return {relative.generic_string(), true};
+  return {fs::absolute(part).string(), false};
+}
+
+void writeText(const std::string& path, const std::string& text, const std::string& what) {
+  FileSink sink(path, what);
+  sink.write(text.data(), text.size());
+  sink.close();
+}
+
+}  // namespace
+
+std::string partsVrtXml(const std::string& vrt, const std::vector<VrtPart>& parts, const GeoTiffSpec& spec) {
+  std::ostringstream x;
+  x << std::setprecision(17);
+  x << "<VRTDataset rasterXSize=\"" << spec.width << "\" rasterYSize=\"" << spec.height << "\">\n";
+  if (!spec.crs_wkt.empty()) x << "  <SRS>" << escaped(spec.crs_wkt) << "</SRS>\n";
+  x << "  <GeoTransform>";
+  for (size_t k = 0; k < 6; ++k) x << (k ? ", " : " ") << spec.geotransform[k];
+  x << "</GeoTransform>\n";
+  x << "  <Metadata>\n    <MDI key=\"GEODL_VERSION\">" << escaped(metadata::kVersion) << "</MDI>\n  </Metadata>\n";
+  const char* type = spec.float32 ? "Float32" : "Byte";
+  for (int b = 1; b <= spec.bands; ++b) {
+    x << "  <VRTRasterBand dataType=\"" << type << "\" band=\"" << b << "\">\n";
+    if (size_t(b - 1) < spec.band_names.size())
+      x << "    <Description>" << escaped(spec.band_names[size_t(b - 1)]) << "</Description>\n";
+    if (spec.has_nodata) x << "    <NoDataValue>" << spec.nodata << "</NoDataValue>\n";
+    if (b == 1 && !spec.float32 && !spec.colours.empty()) {
+      // As GeoTiffWriter's table: the entries up to the last colour given, others transparent black.
+      std::vector<std::array<unsigned, 3>> rgb(spec.colours.size());
+      std::vector<bool> given(spec.colours.size(), false);
+      size_t entries = 0;
+      for (size_t v = 0; v < spec.colours.size(); ++v) {
+        const std::string& c = spec.colours[v];
+        if (c.size() == 7 && c[0] == '#' &&
+            std::sscanf(c.c_str() + 1, "%02x%02x%02x", &rgb[v][0], &rgb[v][1], &rgb[v][2]) == 3) {
+          given[v] = true;
+          entries = v + 1;
+        }
+      }
+      if (entries > 0) {
+        x << "    <ColorInterp>Palette</ColorInterp>\n    <ColorTable>\n";
+        for (size_t v = 0; v < entries; ++v) {
+          if (given[v])
+            x << "      <Entry c1=\"" << rgb[v][0] << "\" c2=\"" << rgb[v][1] << "\" c3=\"" << rgb[v][2]
+              << "\" c4=\"255\"/>\n";
+          else
+            x << "      <Entry c1=\"0\" c2=\"0\" c3=\"0\" c4=\"0\"/>\n";
+        }
+        x << "    </ColorTable>\n";
+      }
+    }
+    if (b == 1 && !spec.categories.empty()) {
+      x << "    <CategoryNames>\n";
+      for (const auto& name : spec.categories) x << "      <Category>" << escaped(name) << "</Category>\n";
+      x << "    </CategoryNames>\n";
+    }
+    for (const VrtPart& part : parts) {
+      const auto [name, relative] = sourceName(vrt, part.path);
+      x << "    <SimpleSource>\n"
+        << "      <SourceFilename relativeToVRT=\"" << (relative ? 1 : 0) << "\">" << escaped(name)
+        << "</SourceFilename>\n"
+        << "      <SourceBand>" << b << "</SourceBand>\n"
+        << "      <SourceProperties RasterXSize=\"" << spec.width << "\" RasterYSize=\"" << part.rows
+        << "\" DataType=\"" << type << "\" BlockXSize=\"256\" BlockYSize=\"256\"/>\n"
+        << "      <SrcRect xOff=\"0\" yOff=\"0\" xSize=\"" << spec.width << "\" ySize=\"" << part.rows << "\"/>\n"
+        << "      <DstRect xOff=\"0\" yOff=\"" << part.y0 << "\" xSize=\"" << spec.width << "\" ySize=\""
+        << part.rows << "\"/>\n"
+        << "    </SimpleSource>\n";
+    }
+    x << "  </VRTRasterBand>\n";
+  }
+  x << "</VRTDataset>\n";
+  return x.str();
+}
+
+PartsOutput::PartsOutput(const std::string& vrt, const GeoTiffSpec& spec)
+    : vrt_(fs::absolute(vrt).string()), parts_(partsFolderOf(vrt_)), staging_(temporaryPathFor(parts_)), spec_(spec) {
+  removeStaleTemporaries(parts_);  // the staging folders of killed runs
+  std::error_code ec;
+  fs::remove_all(staging_, ec);
+  if (!fs::create_directory(staging_, ec) || ec)
+    throw writeFailure("the parts of '" + vrt_ + "'", staging_, ec.value(), ec.message());
+  hard_stop::addTemporary(staging_);
+}
+
+PartsOutput::~PartsOutput() {
+  if (!view_.empty()) VSIUnlink(view_.c_str());
+  if (committed_) return;
+  std::error_code ignored;
+  fs::remove_all(staging_, ignored);
+  hard_stop::dropTemporary(staging_);
+}
+
+const std::string& PartsOutput::stagedView(const std::vector<VrtPart>& parts) {
+  initGdal();
+  if (view_.empty()) {
+    std::ostringstream name;
+    name << "/vsimem/geodl-parts-" << static_cast<const void*>(this) << ".vrt";
+    view_ = name.str();
+  }
+  const std::string xml = partsVrtXml(view_, parts, spec_);
+  VSILFILE* f = VSIFOpenL(view_.c_str(), "wb");
+  const bool written = f && VSIFWriteL(xml.data(), 1, xml.size(), f) == xml.size();
+  if (f) VSIFCloseL(f);
+  if (!written) throw IoError("cannot make the in-memory view of the parts of '" + vrt_ + "'");
+  return view_;
+}
+
+void PartsOutput::commit(const std::vector<VrtPart>& parts) {
+  std::vector<VrtPart> placed;
+  for (const VrtPart& part : parts) {
+    if (!fs::is_regular_file(part.path))
+      throw IoError("the part '" + part.path + "' of '" + vrt_ + "' is missing: a rank did not write it");
+    placed.push_back({(fs::path(parts_) / fs::path(part.path).filename()).string(), part.y0, part.rows});
+  }
+  AtomicOutput vrt(vrt_, ".vrt");
+  writeText(vrt.temporary(), partsVrtXml(vrt_, placed, spec_), "'" + vrt_ + "'");
+  vrt.finish();
+  const hard_stop::CommitScope moving;  // the parts and the VRT over them
+  const std::string old = temporaryPathFor(parts_, ".old");
+  std::error_code ec;
+  const bool had = fs::exists(fs::symlink_status(parts_, ec));
+  if (had) {
+    fs::rename(parts_, old, ec);
+    if (ec) throw IoError("cannot move the previous parts '" + parts_ + "' aside: " + ec.message());
+  }
+  const auto restore = [&] {
+    std::error_code ignored;
+    fs::rename(parts_, staging_, ignored);
+    if (had) fs::rename(old, parts_, ignored);
+  };
+  fs::rename(staging_, parts_, ec);
+  if (ec) {
+    std::error_code ignored;
+    if (had) fs::rename(old, parts_, ignored);
+    throw IoError("cannot move the parts into '" + parts_ + "': " + ec.message());
+  }
+  try {
+    vrt.commit();
+  } catch (...) {
+    restore();
+    throw;
+  }
+  committed_ = true;
+  hard_stop::dropTemporary(staging_);
+  if (had) fs::remove_all(old, ec);
+}
+
+}  // namespace geodl::io
