@@ -3,7 +3,7 @@
 # same registration scripts/demo.sh does (the C++ plugin path, and the Python plugin
 # geodl_processing that qgis_process loads), then `qgis_process.bin list` must show the
 # geodl algorithms and `qgis_process.bin run geodl:classify` must write a class raster
-# with the model's colour table.
+# with the model's colour table, and a .vrt class raster written in parts beside it.
 # Then every other algorithm runs too (its help first): the batch size probe, samples from the
 # scene's training raster and labels, one epoch of training a SegFormer B0 on them, and a
 # classification with it.
@@ -36,6 +36,24 @@ assert band.GetColorTable() is not None, 'no colour table'
 names = band.GetCategoryNames()
 assert names and 'building' in names, names
 print('qgis_process run geodl:classify: %d x %d class raster, classes %s' % (d.RasterXSize, d.RasterYSize, names))
+PY
+# A .vrt output from QGIS: written in parts beside it (docs/parts.md), the same classes.
+qgis_process.bin run geodl:classify --INPUT="$raster" --MODEL="$model" --WINDOW=64 --THREADS=2 \
+  --OUTPUT="$home/classes.vrt" --PROBABILITIES="$home/probabilities.vrt" > "$home/run_vrt.txt" 2>&1 ||
+  { cat "$home/run_vrt.txt"; exit 1; }
+/usr/bin/python3 - "$home/classes.tif" "$home/classes.vrt" "$home/probabilities.vrt" <<'PY'
+import os, sys
+from osgeo import gdal
+tif, vrt, probabilities = (gdal.Open(p) for p in sys.argv[1:])
+assert vrt.GetDriver().ShortName == 'VRT'
+assert (tif.ReadAsArray() == vrt.ReadAsArray()).all(), 'the .vrt classes differ from the .tif'
+band = vrt.GetRasterBand(1)
+names = band.GetCategoryNames()
+assert names and 'building' in names and band.GetColorTable() is not None, names
+assert probabilities.RasterCount == len(names), (probabilities.RasterCount, names)
+parts = sorted(os.listdir(sys.argv[2][:-4] + '_parts'))
+assert parts == ['part-0.tif', 'part-0.tif.aux.xml'], parts
+print('qgis_process run geodl:classify to a .vrt: the same classes, written in parts (%s)' % ', '.join(parts))
 PY
 
 for alg in createsamples train classify estimatebatchsize; do
