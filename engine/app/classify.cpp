@@ -242,6 +242,10 @@ struct RunOutputs {
   bool in_parts = false;
   std::unique_ptr<io::PartsOutput> class_parts, probability_parts;  // rank 0's
   std::vector<io::VrtPart> class_part_files, probability_part_files;  // every rank's, staged
+  std::string part_path;  // this rank's class part, once committed in the staging folder
+  // With ranks and polygons: this rank's part polygonized (a temporary rank 0 reads; it goes
+  // when the job ends).
+  std::optional<AtomicOutput> part_polygons;
 };
 
 // Stage 3 for .vrt outputs: rank 0 makes the staging folders, every rank opens its part in
@@ -263,6 +267,7 @@ void openPartOutputs(const ClassifyOptions& o, DataParallel& ranks, RunOutputs& 
     return folder.empty() ? std::string() : (std::filesystem::path(folder) / name).string();
   };
   const std::string name = io::partName(ranks.active() ? ranks.rank() : 0);
+  out.part_path = in(classes, name);
   if (out.band_rows > 0)
     out.part = std::make_unique<io::GeoTiffTileSink>(
         in(classes, name), bandSpec(out.spec, out.band_y0, out.band_rows), in(probabilities, name),
@@ -334,6 +339,10 @@ RunCounts computeBand(const ClassifyOptions& o, DataParallel& ranks, const RunPl
     shared.checkCancelled();
     if (target == out.part.get() || !ranks.active()) target->finish();
     if (out.in_parts) target->commit();  // into the staging folder, where rank 0 finds it
+    if (out.in_parts && ranks.active() && !o.polygons.empty()) {  // each rank its own part's
+      out.part_polygons.emplace(o.polygons + ".part-" + std::to_string(ranks.rank()), ".gpkg");
+      io::polygonizePart(out.part_path, out.part_polygons->temporary());
+    }
   }
   counts.non_finite = run.reader->undeclaredNonFinitePixels();
   ranks.awaitAll("classified:" + o.output, [&] { shared.showJob(); });
@@ -376,12 +385,37 @@ std::pair<int64_t, int64_t> finishOutputs(const ClassifyOptions& o, DataParallel
   if (run.view) toRasterGrid(run, out, counts, ranks, progress);
   io::GeoTiffTileSink* finished = out.grid ? out.grid.get() : out.sink.get();
   std::optional<AtomicOutput> polygons;
+  std::vector<std::string> part_polygons;  // every rank's (empty: a rank without a part)
+  if (!o.polygons.empty() && out.in_parts && ranks.active())
+    part_polygons = ranks.gatherText(out.part_polygons ? out.part_polygons->temporary() : "");
   if (!o.polygons.empty() && ranks.writes()) {
     progress.report(1.0, "polygons");
     polygons.emplace(o.polygons, ".gpkg");
-    const std::string classes =
-        out.in_parts ? out.class_parts->stagedView(out.class_part_files) : finished->finishedClasses();
-    const auto p = io::polygonizeClasses(classes, *polygons, out.spec.categories, o.min_area);
+    io::PolygonizeResult p;
+    if (!part_polygons.empty()) {
+      // The ranks polygonized their parts: merged along the parts' borders.
+      std::vector<std::string> files;
+      std::vector<double> borders;
+      const auto& gt = out.spec.geotransform;
+      size_t next = 0;
+      for (const std::string& file : part_polygons) {
+        if (file.empty()) continue;
+        if (!files.empty()) borders.push_back(gt[3] + out.class_part_files.at(next).y0 * gt[5]);
+        files.push_back(file);
+        ++next;
+      }
+      const auto start = std::chrono::steady_clock::now();
+      p = io::mergePartPolygons(files, borders, std::abs(gt[5]) * 1e-3, *polygons, out.spec.categories, o.min_area);
+      std::ostringstream line;
+      line << std::fixed << std::setprecision(2) << "merged the polygons of " << files.size()
+           << " parts along their borders in "
+           << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() << " s";
+      progress.log(line.str());
+    } else {
+      const std::string classes =
+          out.in_parts ? out.class_parts->stagedView(out.class_part_files) : finished->finishedClasses();
+      p = io::polygonizeClasses(classes, *polygons, out.spec.categories, o.min_area);
+    }
     polygon_counts = {p.polygons, p.dropped};
   }
   if (ranks.writes()) {

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <tuple>
 
 #include "base/atomic_file.h"
 #include "base/file_kind.h"
@@ -16,6 +17,7 @@
 #include "io/geotiff_writer.h"
 #include "io/gis_fixtures.h"
 #include "io/parts_vrt.h"
+#include "io/polygonize.h"
 #include "io/raster.h"
 
 namespace geodl {
@@ -190,6 +192,114 @@ TEST(PartsVrt, APartsFolderGeoDLDidNotWriteIsRefused) {
   std::ofstream(dir.path("c_parts")) << "a file";
   test::expectErrorContaining([&] { io::checkReplaceableParts(vrt, "the class raster"); },
                               "which is a file, not GeoDL's folder of parts");
+}
+
+// A 40 x 30 class raster cut into parts of rows [0, 10), [10, 12) and [12, 30): a bar across
+// all three parts, a U whose arms meet only in the last part, a ring whose hole spans the thin
+// middle part, two blocks of one class that touch across a border at a corner only, and
+// different classes side by side across a border.
+uint8_t shapes(int c, int r) {
+  if (r == 0 && c == 0) return 255;
+  if (c >= 2 && c <= 4 && r >= 3 && r <= 25) return 1;                                   // bar
+  if (r >= 5 && r <= 20 && ((c >= 8 && c <= 9) || (c >= 14 && c <= 15))) return 2;     // U arms
+  if (r >= 18 && r <= 20 && c >= 8 && c <= 15) return 2;                                 // U base
+  if (r >= 7 && r <= 9 && c >= 20 && c <= 22) return 3;                                  // corner only
+  if (r >= 10 && r <= 11 && c >= 23 && c <= 25) return 3;
+  if (r >= 5 && r <= 16 && c >= 28 && c <= 36 && !(r >= 8 && r <= 13 && c >= 31 && c <= 33)) return 4;  // ring
+  if (r >= 8 && r <= 11 && c >= 38) return 1;                                            // side by side
+  if (r >= 12 && r <= 14 && c >= 38) return 2;
+  return 0;
+}
+
+void writeRows(const std::string& path, int y0, int rows) {
+  io::GeoTiffSpec spec = spec30x20();
+  spec.width = 40;
+  spec.height = rows;
+  spec.geotransform[3] += y0 * spec.geotransform[5];
+  std::vector<uint8_t> pixels;
+  for (int r = y0; r < y0 + rows; ++r)
+    for (int c = 0; c < 40; ++c) pixels.push_back(shapes(c, r));
+  io::GeoTiffWriter w(path, spec);
+  w.writeRows(0, rows, pixels.data());
+  w.commit();
+}
+
+struct Shape {
+  int cls;
+  double area;
+  std::unique_ptr<OGRGeometry> geometry;
+};
+std::vector<Shape> readPolygons(const std::string& gpkg) {
+  io::Dataset ds(GDALDataset::Open(gpkg.c_str(), GDAL_OF_VECTOR));
+  std::vector<Shape> out;
+  for (auto& f : *ds->GetLayer(0))
+    out.push_back({f->GetFieldAsInteger("class_id"), f->GetFieldAsDouble("area"),
+                   std::unique_ptr<OGRGeometry>(f->GetGeometryRef()->clone())});
+  std::sort(out.begin(), out.end(), [](const Shape& a, const Shape& b) {
+    OGRPoint ca, cb;
+    a.geometry->Centroid(&ca);
+    b.geometry->Centroid(&cb);
+    return std::make_tuple(a.cls, a.area, ca.getX(), ca.getY()) < std::make_tuple(b.cls, b.area, cb.getX(), cb.getY());
+  });
+  return out;
+}
+
+TEST(PartsVrt, PolygonsOfThePartsMergedAlongTheirBordersAreTheWholeRastersPolygons) {
+  test::TempDir dir;
+  writeRows(dir.path("whole.tif"), 0, 30);
+  const std::vector<std::string> names = {"background", "bar", "u", "corner", "ring"};
+  io::polygonizeClasses(dir.path("whole.tif"), dir.path("whole.gpkg"), names, 0.0);
+  const std::vector<int> cuts = {0, 10, 12, 30};
+  std::vector<std::string> parts;
+  std::vector<double> borders;
+  for (size_t k = 0; k + 1 < cuts.size(); ++k) {
+    const std::string raster = dir.path("part-" + std::to_string(k) + ".tif");
+    writeRows(raster, cuts[k], cuts[k + 1] - cuts[k]);
+    parts.push_back(dir.path("part-" + std::to_string(k) + ".gpkg"));
+    io::polygonizePart(raster, parts.back());
+    if (k > 0) borders.push_back(4000000 - 2.0 * cuts[k]);
+  }
+  io::PolygonizeResult merged;
+  {
+    AtomicOutput out(dir.path("merged.gpkg"), ".gpkg");
+    merged = io::mergePartPolygons(parts, borders, 1e-3, out, names, 0.0);
+    out.commit();
+  }
+  const auto whole = readPolygons(dir.path("whole.gpkg"));
+  const auto joined = readPolygons(dir.path("merged.gpkg"));
+  ASSERT_EQ(joined.size(), whole.size());
+  EXPECT_EQ(merged.polygons, int64_t(whole.size()));
+  for (size_t i = 0; i < whole.size(); ++i) {
+    EXPECT_EQ(joined[i].cls, whole[i].cls) << i;
+    EXPECT_DOUBLE_EQ(joined[i].area, whole[i].area) << i;
+    // The same area of the map (GEOS; OGR's Equals compares vertex lists, and a merge may start
+    // a ring at another vertex).
+    std::unique_ptr<OGRGeometry> apart(joined[i].geometry->SymDifference(whole[i].geometry.get()));
+    ASSERT_NE(apart, nullptr);
+    EXPECT_EQ(apart->IsEmpty() ? 0.0 : OGR_G_Area(OGRGeometry::ToHandle(apart.get())), 0.0) << i;
+  }
+  // The shapes by class: one bar (3 pieces), one U (4 pieces), the two corner blocks apart,
+  // one ring with its hole (4 pieces); the side-by-side blocks stay in their classes.
+  const auto count = [&](int cls) {
+    return std::count_if(whole.begin(), whole.end(), [&](const Shape& s) { return s.cls == cls; });
+  };
+  EXPECT_EQ(count(2), 2);  // the U, and the block beside the bar
+  EXPECT_EQ(count(3), 2);
+  EXPECT_EQ(count(4), 1);
+  const auto ring = std::find_if(joined.begin(), joined.end(), [](const Shape& s) { return s.cls == 4; });
+  EXPECT_EQ(ring->geometry->toPolygon()->getNumInteriorRings(), 1);
+  EXPECT_DOUBLE_EQ(ring->area, (12 * 9 - 6 * 3) * 4.0);
+
+  // Dropped under the minimum area only once merged: the bar (23 pixels of 4 m2) stays at 90 m2.
+  {
+    AtomicOutput out(dir.path("large.gpkg"), ".gpkg");
+    const auto large = io::mergePartPolygons(parts, borders, 1e-3, out, names, 90.0);
+    out.commit();
+    const auto whole_large = io::polygonizeClasses(dir.path("whole.tif"), dir.path("whole_large.gpkg"), names, 90.0);
+    EXPECT_EQ(large.polygons, whole_large.polygons);
+    EXPECT_EQ(large.dropped, whole_large.dropped);
+    EXPECT_GT(large.dropped, 0);
+  }
 }
 
 }  // namespace
