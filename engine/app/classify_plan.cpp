@@ -353,10 +353,10 @@ namespace {
 void checkPartOutputs(const ClassifyOptions& o) {
   const bool vrt = io::isVrtPath(o.output);
   if (!o.probabilities.empty() && io::isVrtPath(o.probabilities) != vrt)
-    throw InputError(vrt ? "the class raster is a VRT written in parts by every rank, and so is the probability raster: "
-                           "give it a .vrt name too (got '" + o.probabilities + "')"
-                         : "the probability raster is a VRT, which GeoDL writes only beside a class raster that is one: "
-                           "give the class raster a .vrt name, or the probabilities a .tif name (got '" +
+    throw InputError(vrt ? "the class raster is a VRT written in parts by every rank, and so is the probability "
+                           "raster: give it a .vrt name too (got '" + o.probabilities + "')"
+                         : "the probability raster is a VRT, which GeoDL writes only beside a class raster that is "
+                           "one: give the class raster a .vrt name, or the probabilities a .tif name (got '" +
                                o.probabilities + "')");
   if (!vrt) return;
   if (o.cog)

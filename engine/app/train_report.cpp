@@ -5,6 +5,7 @@
 #include <iomanip>
 #include <sstream>
 
+#include "base/markup.h"
 #include "base/metadata.h"
 
 namespace geodl {
@@ -15,20 +16,6 @@ std::string num(double v, int digits = 4) {
   std::ostringstream s;
   s << std::fixed << std::setprecision(digits) << v;
   return s.str();
-}
-
-std::string escape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
 }
 
 std::string csvName(const std::string& name) {
@@ -116,8 +103,8 @@ std::string chart(const std::string& title, const std::vector<Series>& series, i
   const auto y = [&](double v) { return top + (axis.hi - v) / (axis.hi - axis.lo) * plot_h; };
   std::ostringstream svg;
   svg << "<svg xmlns='http://www.w3.org/2000/svg' width='" << w << "' height='" << h
-      << "' viewBox='0 0 " << w << ' ' << h << "' role='img' aria-label='" << escape(title) << "'>"
-      << "<text x='" << left << "' y='18' font-size='14' font-weight='bold'>" << escape(title)
+      << "' viewBox='0 0 " << w << ' ' << h << "' role='img' aria-label='" << escapeMarkup(title) << "'>"
+      << "<text x='" << left << "' y='18' font-size='14' font-weight='bold'>" << escapeMarkup(title)
       << "</text>";
   const int ticks = int(std::lround((axis.hi - axis.lo) / axis.step));
   for (int t = 0; t <= ticks; ++t) {
@@ -146,11 +133,11 @@ std::string chart(const std::string& title, const std::vector<Series>& series, i
     for (size_t i = 0; i < s.values.size(); ++i)
       if (std::isfinite(s.values[i]))
         svg << "<circle cx='" << x(i) << "' cy='" << y(s.values[i]) << "' r='2.5' fill='"
-            << s.colour << "'><title>" << escape(s.label) << ", epoch " << i + 1 << ": "
+            << s.colour << "'><title>" << escapeMarkup(s.label) << ", epoch " << i + 1 << ": "
             << num(s.values[i], style.scientific ? 8 : 4) << "</title></circle>";
     const auto [sx, sy] = legend_at[k];
     svg << "<rect x='" << sx << "' y='" << sy - 9 << "' width='10' height='10' fill='" << s.colour
-        << "'/><text x='" << sx + 14 << "' y='" << sy << "' font-size='11'>" << escape(s.label) << "</text>";
+        << "'/><text x='" << sx + 14 << "' y='" << sy << "' font-size='11'>" << escapeMarkup(s.label) << "</text>";
   }
   svg << "</svg>";
   return svg.str();
@@ -211,7 +198,7 @@ std::string trainingReportHtml(const TrainResult& result) {
           "table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:"
           "3px 8px;text-align:right}th{background:#f3f3f3}td:first-child,th:first-child{text-"
           "align:left}</style></head><body>\n";
-  html << "<h1>GeoDL training report</h1>\n<p>" << escape(result.model) << ", "
+  html << "<h1>GeoDL training report</h1>\n<p>" << escapeMarkup(result.model) << ", "
        << result.epochs.size() << " epoch" << (result.epochs.size() == 1 ? "" : "s") << " of "
        << result.epochs_planned << (result.stopped_early ? " (stopped early)" : "") << ", batch "
        << result.batch_size << (result.batch_size_probed ? " (automatic)" : "")
@@ -220,14 +207,15 @@ std::string trainingReportHtml(const TrainResult& result) {
                                  : std::string())
        << ", "
        << result.train_samples << " training and " << result.val_samples
-       << " validation samples, " << escape(result.device)
+       << " validation samples, " << escapeMarkup(result.device)
        << (result.device == "cpu" ? " with " + std::to_string(result.threads) + " threads" : "")
-       << ", seed " << result.seed << ". Loss " << escape(result.loss) << ", optimizer " << escape(result.optimizer)
-       << ", learning-rate schedule " << escape(result.scheduler) << ". GeoDL " << metadata::kVersion << ".</p>\n";
-  html << "<p>Model file: <code>" << escape(result.model_path) << "</code> (best epoch "
+       << ", seed " << result.seed << ". Loss " << escapeMarkup(result.loss) << ", optimizer "
+       << escapeMarkup(result.optimizer) << ", learning-rate schedule " << escapeMarkup(result.scheduler)
+       << ". GeoDL " << metadata::kVersion << ".</p>\n";
+  html << "<p>Model file: <code>" << escapeMarkup(result.model_path) << "</code> (best epoch "
        << result.best_epoch << " by validation " << (result.best_metric == "loss" ? "loss" : "mean IoU")
-       << ")<br>Last checkpoint: <code>" << escape(result.checkpoint_path)
-       << "</code><br>Metrics: <code>" << escape(result.csv_path) << "</code></p>\n";
+       << ")<br>Last checkpoint: <code>" << escapeMarkup(result.checkpoint_path)
+       << "</code><br>Metrics: <code>" << escapeMarkup(result.csv_path) << "</code></p>\n";
   html << chart("Loss", losses, result.best_epoch, {false, true, false}) << "\n"
        << chart("Validation IoU", ious, result.best_epoch, {true, false, false}) << "\n"
        << chart("Learning rate", rates, result.best_epoch, {false, true, true}) << "\n";
@@ -238,7 +226,7 @@ std::string trainingReportHtml(const TrainResult& result) {
             "<th>precision</th><th>recall</th><th>F1</th><th>pixels</th></tr>\n";
     for (size_t c = 0; c < best->val.per_class.size(); ++c) {
       const auto& m = best->val.per_class[c];
-      html << "<tr><td>" << escape(c < result.class_names.size() ? result.class_names[c] : "")
+      html << "<tr><td>" << escapeMarkup(c < result.class_names.size() ? result.class_names[c] : "")
            << "</td>";
       if (m.present)
         html << "<td>" << num(m.iou) << "</td><td>" << num(m.precision) << "</td><td>"

@@ -13,6 +13,7 @@
 #include "base/atomic_file.h"
 #include "base/errors.h"
 #include "base/hard_stop.h"
+#include "base/markup.h"
 #include "base/metadata.h"
 #include "io/gdal_util.h"
 
@@ -53,20 +54,6 @@ void checkReplaceableParts(const std::string& vrt, const std::string& role) {
 
 namespace {
 
-std::string escaped(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
 // A part's path as the VRT names it: relative to the VRT's folder when under it.
 std::pair<std::string, bool> sourceName(const std::string& vrt, const std::string& part) {
   const fs::path folder = fs::absolute(vrt).parent_path();
@@ -87,16 +74,16 @@ std::string partsVrtXml(const std::string& vrt, const std::vector<VrtPart>& part
   std::ostringstream x;
   x << std::setprecision(17);
   x << "<VRTDataset rasterXSize=\"" << spec.width << "\" rasterYSize=\"" << spec.height << "\">\n";
-  if (!spec.crs_wkt.empty()) x << "  <SRS>" << escaped(spec.crs_wkt) << "</SRS>\n";
+  if (!spec.crs_wkt.empty()) x << "  <SRS>" << escapeMarkup(spec.crs_wkt) << "</SRS>\n";
   x << "  <GeoTransform>";
   for (size_t k = 0; k < 6; ++k) x << (k ? ", " : " ") << spec.geotransform[k];
   x << "</GeoTransform>\n";
-  x << "  <Metadata>\n    <MDI key=\"GEODL_VERSION\">" << escaped(metadata::kVersion) << "</MDI>\n  </Metadata>\n";
+  x << "  <Metadata>\n    <MDI key=\"GEODL_VERSION\">" << escapeMarkup(metadata::kVersion) << "</MDI>\n  </Metadata>\n";
   const char* type = spec.float32 ? "Float32" : "Byte";
   for (int b = 1; b <= spec.bands; ++b) {
     x << "  <VRTRasterBand dataType=\"" << type << "\" band=\"" << b << "\">\n";
     if (size_t(b - 1) < spec.band_names.size())
-      x << "    <Description>" << escaped(spec.band_names[size_t(b - 1)]) << "</Description>\n";
+      x << "    <Description>" << escapeMarkup(spec.band_names[size_t(b - 1)]) << "</Description>\n";
     if (spec.has_nodata) x << "    <NoDataValue>" << spec.nodata << "</NoDataValue>\n";
     if (b == 1 && !spec.float32 && !spec.colours.empty()) {
       // As GeoTiffWriter's table: the entries up to the last colour given, others transparent black.
@@ -125,13 +112,13 @@ std::string partsVrtXml(const std::string& vrt, const std::vector<VrtPart>& part
     }
     if (b == 1 && !spec.categories.empty()) {
       x << "    <CategoryNames>\n";
-      for (const auto& name : spec.categories) x << "      <Category>" << escaped(name) << "</Category>\n";
+      for (const auto& name : spec.categories) x << "      <Category>" << escapeMarkup(name) << "</Category>\n";
       x << "    </CategoryNames>\n";
     }
     for (const VrtPart& part : parts) {
       const auto [name, relative] = sourceName(vrt, part.path);
       x << "    <SimpleSource>\n"
-        << "      <SourceFilename relativeToVRT=\"" << (relative ? 1 : 0) << "\">" << escaped(name)
+        << "      <SourceFilename relativeToVRT=\"" << (relative ? 1 : 0) << "\">" << escapeMarkup(name)
         << "</SourceFilename>\n"
         << "      <SourceBand>" << b << "</SourceBand>\n"
         << "      <SourceProperties RasterXSize=\"" << spec.width << "\" RasterYSize=\"" << part.rows

@@ -55,6 +55,13 @@ parts = sorted(os.listdir(sys.argv[2][:-4] + '_parts'))
 assert parts == ['part-0.tif', 'part-0.tif.aux.xml'], parts
 print('qgis_process run geodl:classify to a .vrt: the same classes, written in parts (%s)' % ', '.join(parts))
 PY
+# A .tif of probabilities beside a .vrt of classes is refused, naming the fix, and nothing is written.
+if qgis_process.bin run geodl:classify --INPUT="$raster" --MODEL="$model" --WINDOW=64 --THREADS=2 \
+  --OUTPUT="$home/mixed/classes.vrt" --PROBABILITIES="$home/mixed/probabilities.tif" > "$home/mixed.txt" 2>&1 ||
+  ! grep -q "give it a .vrt name too" "$home/mixed.txt" || [ -n "$(ls -A "$home/mixed" 2>/dev/null)" ]; then
+  echo "a .vrt class raster with .tif probabilities was not refused as it should be:"; cat "$home/mixed.txt"; exit 1
+fi
+echo "qgis_process run geodl:classify: .tif probabilities beside a .vrt refused"
 
 for alg in createsamples train classify estimatebatchsize; do
   qgis_process.bin help "geodl:$alg" > "$home/help_$alg.txt" 2>&1 || { cat "$home/help_$alg.txt"; exit 1; }
