@@ -169,6 +169,14 @@ int64_t windowsOf(const TileJob& job, int first_row, int end_row) {
 
 
 
+// " in 1.23 s": the seconds since `start`, for the log.
+std::string inSeconds(std::chrono::steady_clock::time_point start, int digits) {
+  std::ostringstream text;
+  text << std::fixed << std::setprecision(digits) << " in "
+       << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() << " s";
+  return text.str();
+}
+
 // Rank 0 appends the other ranks' bands to the outputs, which hold its own, and finishes
 // them (not yet committed).
 void assembleBands(const std::vector<io::RowBandFiles>& bands, const TileJob& job, io::GeoTiffTileSink& sink,
@@ -177,10 +185,7 @@ void assembleBands(const std::vector<io::RowBandFiles>& bands, const TileJob& jo
   progress.report(1.0, "assembling " + std::to_string(ranks) + " bands");
   io::copyRowBands(bands, job.plan.ys, job.plan.width, job.classes, sink, [&] { progress.checkCancelled(); });
   sink.finish();
-  std::ostringstream line;
-  line << std::fixed << std::setprecision(2) << "assembled the bands of " << ranks << " ranks in "
-       << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() << " s";
-  progress.log(line.str());
+  progress.log("assembled the bands of " + std::to_string(ranks) + " ranks" + inSeconds(start, 2));
 }
 
 // What a run counted, summed over the ranks.
@@ -270,7 +275,7 @@ void openPartOutputs(const ClassifyOptions& o, DataParallel& ranks, RunOutputs& 
   out.part_path = in(classes, name);
   if (out.band_rows > 0)
     out.part = std::make_unique<io::GeoTiffTileSink>(
-        in(classes, name), bandSpec(out.spec, out.band_y0, out.band_rows), in(probabilities, name),
+        out.part_path, bandSpec(out.spec, out.band_y0, out.band_rows), in(probabilities, name),
         bandSpec(out.probability_spec, out.band_y0, out.band_rows));
   const nlohmann::json mine = {{"name", out.band_rows > 0 ? name : ""}, {"y0", out.band_y0}, {"rows", out.band_rows}};
   for (const auto& text : ranks.gatherText(mine.dump())) {
@@ -406,11 +411,8 @@ std::pair<int64_t, int64_t> finishOutputs(const ClassifyOptions& o, DataParallel
       }
       const auto start = std::chrono::steady_clock::now();
       p = io::mergePartPolygons(files, borders, std::abs(gt[5]) * 1e-3, *polygons, out.spec.categories, o.min_area);
-      std::ostringstream line;
-      line << std::fixed << std::setprecision(2) << "merged the polygons of " << files.size()
-           << " parts along their borders in "
-           << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() << " s";
-      progress.log(line.str());
+      progress.log("merged the polygons of " + std::to_string(files.size()) + " parts along their borders" +
+                   inSeconds(start, 2));
     } else {
       const std::string classes =
           out.in_parts ? out.class_parts->stagedView(out.class_part_files) : finished->finishedClasses();
@@ -425,11 +427,9 @@ std::pair<int64_t, int64_t> finishOutputs(const ClassifyOptions& o, DataParallel
     if (out.in_parts) {
       out.class_parts->commit(out.class_part_files);
       if (out.probability_parts) out.probability_parts->commit(out.probability_part_files);
-      std::ostringstream line;
-      line << std::fixed << std::setprecision(3) << "wrote the VRT over the parts of "
-           << out.class_part_files.size() << (out.class_part_files.size() == 1 ? " rank" : " ranks") << " in "
-           << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() << " s";
-      progress.log(line.str());
+      const size_t n = out.class_part_files.size();
+      progress.log("wrote the VRT over the parts of " + std::to_string(n) + (n == 1 ? " rank" : " ranks") +
+                   inSeconds(start, 3));
     } else {
       finished->commit();
     }

@@ -70,9 +70,8 @@ std::vector<JobOutput> classifyOutputs(const ClassifyOptions& run, const std::st
     out.written_by_geodl = writtenByGeoDLCheck(out.kind);
     return out;
   };
-  const auto raster = [](const std::string& path) { return io::isVrtPath(path) ? FileKind::Vrt : FileKind::GeoTiff; };
-  return {derived({"the class raster" + of, run.output, raster(run.output)}, run.derived_output),
-          derived({"the probability raster" + of, run.probabilities, raster(run.probabilities)},
+  return {derived({"the class raster" + of, run.output, io::rasterOutputKind(run.output)}, run.derived_output),
+          derived({"the probability raster" + of, run.probabilities, io::rasterOutputKind(run.probabilities)},
                   run.derived_probabilities),
           derived({"the polygon file" + of, run.polygons, FileKind::GeoPackage}, run.derived_polygons)};
 }

@@ -389,10 +389,9 @@ void planRun(const ClassifyOptions& o, DataParallel& ranks, Progress& progress, 
                                           ranks.writes() ? &run.locks : nullptr))
       if (ranks.writes()) progress.log(line);
     // The formats after the files (an output over an input is named as such first).
-    checkOutputExtension(o.output, io::isVrtPath(o.output) ? FileKind::Vrt : FileKind::GeoTiff, "the class raster");
+    checkOutputExtension(o.output, io::rasterOutputKind(o.output), "the class raster");
     checkPartOutputs(o);
-    checkOutputExtension(o.probabilities, io::isVrtPath(o.probabilities) ? FileKind::Vrt : FileKind::GeoTiff,
-                         "the probability raster");
+    checkOutputExtension(o.probabilities, io::rasterOutputKind(o.probabilities), "the probability raster");
     checkOutputExtension(o.polygons, FileKind::GeoPackage, "the polygon file");
 
     // 1. The model, the raster, and whether they fit each other.

@@ -63,11 +63,16 @@ uint64_t fileSize(const std::string& path) {
   return ec ? 0 : uint64_t(size);
 }
 
-void checkOutputExtension(const std::string& path, FileKind format, const std::string& what) {
-  if (path.empty()) return;
+std::string lowercaseExtension(const std::string& path) {
   std::string extension = fs::path(path).extension().string();
   std::transform(extension.begin(), extension.end(), extension.begin(),
                  [](unsigned char c) { return char(std::tolower(c)); });
+  return extension;
+}
+
+void checkOutputExtension(const std::string& path, FileKind format, const std::string& what) {
+  if (path.empty()) return;
+  const std::string extension = lowercaseExtension(path);
   const bool tiff = format == FileKind::GeoTiff, vrt = format == FileKind::Vrt;
   const std::vector<std::string> allowed = tiff  ? std::vector<std::string>{".tif", ".tiff"}
                                            : vrt ? std::vector<std::string>{".vrt"}

@@ -17,6 +17,9 @@ FileKind fileKind(const std::string& path);
 // "a sample store or other HDF5 file", "a folder", "an empty file", ...
 std::string describeFileKind(FileKind kind);
 
+// The extension of `path` in lower case, with its dot (".tif"); empty without one.
+std::string lowercaseExtension(const std::string& path);
+
 // Throws InputError unless an output path ends with an extension of its format (GeoTiff:
 // .tif or .tiff; GeoPackage: .gpkg; Vrt: .vrt; in any case), naming `what` and the path. An empty path
 // (no such output) passes. The jobs check their outputs with it, for the CLI and QGIS alike.

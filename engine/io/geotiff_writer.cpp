@@ -30,17 +30,18 @@ struct GeoTiffWriter::Impl {
   int pending_y = 0, pending_rows = 0;
 };
 
-namespace {
-
-bool parseColour(const std::string& text, GDALColorEntry& entry) {
-  unsigned r = 0, g = 0, b = 0;
-  if (text.size() != 7 || text[0] != '#' || std::sscanf(text.c_str() + 1, "%02x%02x%02x", &r, &g, &b) != 3)
-    return false;
-  entry = {short(r), short(g), short(b), 255};
-  return true;
+std::vector<std::array<uint8_t, 4>> colourTable(const GeoTiffSpec& spec) {
+  std::vector<std::array<uint8_t, 4>> table;
+  for (size_t v = 0; v < spec.colours.size(); ++v) {
+    const std::string& text = spec.colours[v];
+    unsigned r = 0, g = 0, b = 0;
+    if (text.size() != 7 || text[0] != '#' || std::sscanf(text.c_str() + 1, "%02x%02x%02x", &r, &g, &b) != 3)
+      continue;
+    table.resize(v + 1, {0, 0, 0, 0});
+    table[v] = {uint8_t(r), uint8_t(g), uint8_t(b), 255};
+  }
+  return table;
 }
-
-}  // namespace
 
 GeoTiffWriter::GeoTiffWriter(const std::string& path, const GeoTiffSpec& spec)
     : impl_(std::make_unique<Impl>()), path_(path) {
@@ -76,9 +77,10 @@ GeoTiffWriter::GeoTiffWriter(const std::string& path, const GeoTiffSpec& spec)
   GDALRasterBand* first = d.ds->GetRasterBand(1);
   if (!spec.float32 && !spec.colours.empty()) {
     GDALColorTable table;
-    for (size_t v = 0; v < spec.colours.size(); ++v) {
-      GDALColorEntry entry{0, 0, 0, 0};
-      if (parseColour(spec.colours[v], entry)) table.SetColorEntry(int(v), &entry);
+    const auto entries = colourTable(spec);
+    for (size_t v = 0; v < entries.size(); ++v) {
+      const GDALColorEntry entry{entries[v][0], entries[v][1], entries[v][2], entries[v][3]};
+      table.SetColorEntry(int(v), &entry);
     }
     first->SetColorTable(&table);
     first->SetColorInterpretation(GCI_PaletteIndex);

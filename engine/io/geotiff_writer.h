@@ -23,6 +23,11 @@ struct GeoTiffSpec {
   bool cog = false;      // Cloud Optimized GeoTIFF (with overviews) instead of a plain tiled one
 };
 
+// Band 1's colour table, as the writers give it (GeoTIFF and VRT alike): entry v is
+// spec.colours[v] ("#rrggbb", opaque) up to the last colour given, the others transparent
+// black; empty when no colour is given.
+std::vector<std::array<uint8_t, 4>> colourTable(const GeoTiffSpec& spec);
+
 class GeoTiffWriter {
  public:
   // Throws IoError (with the fix) when the file cannot be created.

@@ -2,9 +2,6 @@
 
 #include <cpl_vsi.h>
 
-#include <algorithm>
-#include <cctype>
-#include <cstdio>
 #include <filesystem>
 #include <iomanip>
 #include <regex>
@@ -12,6 +9,7 @@
 
 #include "base/atomic_file.h"
 #include "base/errors.h"
+#include "base/file_kind.h"
 #include "base/hard_stop.h"
 #include "base/markup.h"
 #include "base/metadata.h"
@@ -21,12 +19,9 @@ namespace geodl::io {
 
 namespace fs = std::filesystem;
 
-bool isVrtPath(const std::string& path) {
-  std::string extension = fs::path(path).extension().string();
-  std::transform(extension.begin(), extension.end(), extension.begin(),
-                 [](unsigned char c) { return char(std::tolower(c)); });
-  return extension == ".vrt";
-}
+bool isVrtPath(const std::string& path) { return lowercaseExtension(path) == ".vrt"; }
+
+FileKind rasterOutputKind(const std::string& path) { return isVrtPath(path) ? FileKind::Vrt : FileKind::GeoTiff; }
 
 std::string partsFolderOf(const std::string& vrt) {
   const fs::path path(vrt);
@@ -85,30 +80,13 @@ std::string partsVrtXml(const std::string& vrt, const std::vector<VrtPart>& part
     if (size_t(b - 1) < spec.band_names.size())
       x << "    <Description>" << escapeMarkup(spec.band_names[size_t(b - 1)]) << "</Description>\n";
     if (spec.has_nodata) x << "    <NoDataValue>" << spec.nodata << "</NoDataValue>\n";
-    if (b == 1 && !spec.float32 && !spec.colours.empty()) {
-      // As GeoTiffWriter's table: the entries up to the last colour given, others transparent black.
-      std::vector<std::array<unsigned, 3>> rgb(spec.colours.size());
-      std::vector<bool> given(spec.colours.size(), false);
-      size_t entries = 0;
-      for (size_t v = 0; v < spec.colours.size(); ++v) {
-        const std::string& c = spec.colours[v];
-        if (c.size() == 7 && c[0] == '#' &&
-            std::sscanf(c.c_str() + 1, "%02x%02x%02x", &rgb[v][0], &rgb[v][1], &rgb[v][2]) == 3) {
-          given[v] = true;
-          entries = v + 1;
-        }
-      }
-      if (entries > 0) {
-        x << "    <ColorInterp>Palette</ColorInterp>\n    <ColorTable>\n";
-        for (size_t v = 0; v < entries; ++v) {
-          if (given[v])
-            x << "      <Entry c1=\"" << rgb[v][0] << "\" c2=\"" << rgb[v][1] << "\" c3=\"" << rgb[v][2]
-              << "\" c4=\"255\"/>\n";
-          else
-            x << "      <Entry c1=\"0\" c2=\"0\" c3=\"0\" c4=\"0\"/>\n";
-        }
-        x << "    </ColorTable>\n";
-      }
+    const auto entries = b == 1 && !spec.float32 ? colourTable(spec) : std::vector<std::array<uint8_t, 4>>{};
+    if (!entries.empty()) {
+      x << "    <ColorInterp>Palette</ColorInterp>\n    <ColorTable>\n";
+      for (const auto& e : entries)
+        x << "      <Entry c1=\"" << int(e[0]) << "\" c2=\"" << int(e[1]) << "\" c3=\"" << int(e[2]) << "\" c4=\""
+          << int(e[3]) << "\"/>\n";
+      x << "    </ColorTable>\n";
     }
     if (b == 1 && !spec.categories.empty()) {
       x << "    <CategoryNames>\n";
@@ -185,21 +163,21 @@ void PartsOutput::commit(const std::vector<VrtPart>& parts) {
     fs::rename(parts_, old, ec);
     if (ec) throw IoError("cannot move the previous parts '" + parts_ + "' aside: " + ec.message());
   }
-  const auto restore = [&] {
+  // On a failure, the previous output as it was (the new parts back in staging, if moved).
+  const auto restore = [&](bool moved) {
     std::error_code ignored;
-    fs::rename(parts_, staging_, ignored);
+    if (moved) fs::rename(parts_, staging_, ignored);
     if (had) fs::rename(old, parts_, ignored);
   };
   fs::rename(staging_, parts_, ec);
   if (ec) {
-    std::error_code ignored;
-    if (had) fs::rename(old, parts_, ignored);
+    restore(false);
     throw IoError("cannot move the parts into '" + parts_ + "': " + ec.message());
   }
   try {
     vrt.commit();
   } catch (...) {
-    restore();
+    restore(true);
     throw;
   }
   committed_ = true;

@@ -15,12 +15,16 @@
 #include <string>
 #include <vector>
 
+#include "base/file_kind.h"
 #include "io/geotiff_writer.h"
 
 namespace geodl::io {
 
 // Whether `path` names a VRT (.vrt, in any case): classify then writes it in parts.
 bool isVrtPath(const std::string& path);
+// The kind of file a class or probability raster output is: a VRT over parts (.vrt) or a
+// GeoTIFF (anything else, which the extension check then refuses unless .tif or .tiff).
+FileKind rasterOutputKind(const std::string& path);
 // "X_parts" beside "X.vrt".
 std::string partsFolderOf(const std::string& vrt);
 // "part-3.tif"
