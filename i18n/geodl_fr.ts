@@ -62,6 +62,18 @@
         <source>GeoDL: classifying %1</source>
         <translation>GeoDL : classification de %1</translation>
     </message>
+    <message>
+        <source>The classification of &apos;%1&apos; into %2 was stopped with %3 of its %4 blocks of rows finished. Continue it from there, or start again?</source>
+        <translation>La classification de &apos;%1&apos; dans %2 a été arrêtée avec %3 de ses %4 blocs de lignes terminés. La poursuivre à partir de là, ou recommencer ?</translation>
+    </message>
+    <message>
+        <source>Continue</source>
+        <translation>Poursuivre</translation>
+    </message>
+    <message>
+        <source>Start Again</source>
+        <translation>Recommencer</translation>
+    </message>
 </context>
 <context>
     <name>GeoDLClassifyAlgorithm</name>
@@ -74,12 +86,12 @@
         <translation>classer,classification,inférence,segmentation,apprentissage profond,unet,prédiction</translation>
     </message>
     <message>
-        <source>Cancelled by the user: no output was written.</source>
-        <translation>Annulé par l&apos;utilisateur : aucune sortie n&apos;a été écrite.</translation>
-    </message>
-    <message>
         <source>Classifies every pixel of a raster layer with a model trained by &quot;Train segmentation model&quot;. The raster is read window by window, so rasters of any size classify in bounded memory; overlapping windows are blended smoothly (no seams) and the edges are padded by reflection, so no strip is left unclassified. The class raster opens styled with the model&apos;s class colours and names.</source>
         <translation>Classe chaque pixel d&apos;une couche raster avec un modèle entraîné par « Entraîner un modèle de segmentation ». Le raster est lu fenêtre par fenêtre : des rasters de toute taille se classent dans une mémoire bornée ; les fenêtres qui se chevauchent sont fusionnées en douceur (sans raccords) et les bords sont complétés par réflexion, si bien qu&apos;aucune bande ne reste non classée. Le raster des classes s&apos;ouvre avec les couleurs et les noms des classes du modèle.</translation>
+    </message>
+    <message>
+        <source>Cancelled by the user: no output was written</source>
+        <translation>Annulé par l&apos;utilisateur : aucune sortie n&apos;a été écrite</translation>
     </message>
 </context>
 <context>
@@ -1116,6 +1128,14 @@ Rapport : %2</translation>
     <message>
         <source>For many rasters: stop at the first that cannot be opened, read or classified, or skip it (the summary lists those skipped, and why) and go on.</source>
         <translation>Pour plusieurs rasters : s&apos;arrêter au premier qui ne peut être ouvert, lu ou classé, ou l&apos;ignorer (le résumé liste les rasters ignorés, et pourquoi) et continuer.</translation>
+    </message>
+    <message>
+        <source>Resume a stopped classification</source>
+        <translation>Reprendre une classification arrêtée</translation>
+    </message>
+    <message>
+        <source>Continue a classification that was stopped (killed, cancelled, a rank lost) from the blocks it finished, kept beside the output, with the same files and options; without it, a stopped run&apos;s blocks are discarded and it starts again.</source>
+        <translation>Poursuivre une classification arrêtée (tuée, annulée, un rang perdu) à partir des blocs qu&apos;elle a terminés, conservés à côté de la sortie, avec les mêmes fichiers et options ; sans cela, les blocs d&apos;une exécution arrêtée sont abandonnés et elle recommence.</translation>
     </message>
 </context>
 </TS>

@@ -147,7 +147,7 @@ QVariantMap GeoDLClassifyAlgorithm::processAlgorithm( const QVariantMap &paramet
     geodl::applyOptions( geodl::classifyOptionTable(), values, job );
     return geodl::classify( geodl::classifyRuns( job ).front(), progress );
   },
-                                       tr( "Cancelled by the user: no output was written." ) );
+                                       tr( "Cancelled by the user: no output was written" ) );
   for ( const std::string &w : result.warnings )
     feedback->reportError( QString::fromStdString( w ), false );
 

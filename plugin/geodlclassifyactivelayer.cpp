@@ -9,6 +9,8 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QIcon>
+#include <QMessageBox>
+#include <QPushButton>
 #include <qgisinterface.h>
 #include <qgsapplication.h>
 #include <qgslayertree.h>
@@ -23,7 +25,9 @@
 #include <qgssettings.h>
 #include <qgstaskmanager.h>
 
+#include "app/classify.h"
 #include "base/errors.h"
+#include "base/file_identity.h"
 #include "model/model_info.h"
 
 namespace
@@ -161,10 +165,34 @@ void GeoDLClassifyActiveLayer::classify( QgsRasterLayer *layer, const QString &m
     return;
   }
   const QString output = outputPathFor( layer );
+  // The same classification stopped before (cancelled, QGIS closed): offer to continue it.
+  bool resume = false;
+  if ( const std::optional<geodl::StoppedRun> stopped = geodl::stoppedClassification( output.toStdString() ) )
+  {
+    if ( geodl::sameFile( stopped->input, layer->source().toStdString() ) && geodl::sameFile( stopped->model, model.toStdString() ) )
+    {
+      QMessageBox question( QMessageBox::Question, tr( "GeoDL" ),
+                            tr( "The classification of '%1' into %2 was stopped with %3 of its %4 blocks of rows finished. "
+                                "Continue it from there, or start again?" )
+                            .arg( layer->name(), QFileInfo( output ).fileName() ).arg( stopped->finished ).arg( stopped->blocks ),
+                            QMessageBox::NoButton, mIface->mainWindow() );
+      question.setObjectName( QStringLiteral( "geodlResumeQuestion" ) );
+      QPushButton *continueButton = question.addButton( tr( "Continue" ), QMessageBox::AcceptRole );
+      QPushButton *againButton = question.addButton( tr( "Start Again" ), QMessageBox::DestructiveRole );
+      question.addButton( QMessageBox::Cancel );
+      question.setDefaultButton( continueButton );
+      question.exec();
+      if ( question.clickedButton() == continueButton )
+        resume = true;
+      else if ( question.clickedButton() != againButton )
+        return;
+    }
+  }
   QVariantMap parameters;
   parameters.insert( QStringLiteral( "INPUT" ), layer->source() );
   parameters.insert( QStringLiteral( "MODEL" ), model );
   parameters.insert( QStringLiteral( "OUTPUT" ), output );
+  parameters.insert( QStringLiteral( "RESUME" ), resume );
   const QString name = tr( "%1 classes" ).arg( layer->name() );
 
   // Context and feedback live as long as the task; the algorithm styles the output through

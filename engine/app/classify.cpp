@@ -96,39 +96,8 @@ io::GeoTiffSpec probabilitySpec(const io::GeoTiffSpec& classes, const ModelInfo&
   return p;
 }
 
-// A band's rows handed to a sink of those rows alone (a rank's part files).
-class BandSink final : public TileSink {
- public:
-  BandSink(TileSink& inner, int y0) : inner_(inner), y0_(y0) {}
-  ProbabilityType probabilities() const override { return inner_.probabilities(); }
-  void writeRows(int y, int n, const uint8_t* ids, const void* probabilities) override {
-    inner_.writeRows(y - y0_, n, ids, probabilities);
-  }
-
- private:
-  TileSink& inner_;
-  int y0_;
-};
-
-// A part of a rank: rows [y0, y0 + rows) of the output's grid, beside the output (the job's
-// folders are shared between the machines), under a temporary name that no output has.
-io::GeoTiffSpec bandSpec(io::GeoTiffSpec spec, int y0, int rows) {
-  auto& gt = spec.geotransform;
-  gt[0] += y0 * gt[2];
-  gt[3] += y0 * gt[5];
-  spec.height = rows;
-  spec.cog = false;
-  return spec;
-}
-std::string partPath(const std::string& output, int rank) {
-  return output.empty() ? "" : output + ".rank-" + std::to_string(rank);
-}
 // An output at the grid of the resampled view (classify's resample).
 std::string viewOutput(const std::string& output) { return output.empty() ? "" : output + ".model-grid"; }
-
-nlohmann::json bandJson(const io::RowBandFiles& b) {
-  return {{"classes", b.classes}, {"probabilities", b.probabilities}, {"y0", b.y0}, {"rows", b.rows}};
-}
 
 // What every rank must agree on before sharing a raster.
 std::string runDescription(const ClassifyOptions& o, const io::RasterInfo& ri, const TileJob& job) {
@@ -153,14 +122,6 @@ std::string runDescription(const ClassifyOptions& o, const io::RasterInfo& ri, c
   return d.dump();
 }
 
-// The rows of a job's windows the ranks share: every rank's band (one process: all rows).
-std::vector<RowBand> bandsOf(const TileJob& job, const DataParallel& ranks) {
-  if (!ranks.active()) return {RowBand{}};
-  std::vector<int64_t> counts;
-  for (const auto& xs : job.row_windows) counts.push_back(int64_t(xs.size()));
-  return splitRows(job.plan, counts, ranks.size());
-}
-
 int64_t windowsOf(const TileJob& job, int first_row, int end_row) {
   int64_t n = 0;
   for (int k = first_row; k < end_row; ++k) n += int64_t(job.row_windows[size_t(k)].size());
@@ -175,17 +136,6 @@ std::string inSeconds(std::chrono::steady_clock::time_point start, int digits) {
   text << std::fixed << std::setprecision(digits) << " in "
        << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() << " s";
   return text.str();
-}
-
-// Rank 0 appends the other ranks' bands to the outputs, which hold its own, and finishes
-// them (not yet committed).
-void assembleBands(const std::vector<io::RowBandFiles>& bands, const TileJob& job, io::GeoTiffTileSink& sink,
-                   int ranks, Progress& progress) {
-  const auto start = std::chrono::steady_clock::now();
-  progress.report(1.0, "assembling " + std::to_string(ranks) + " bands");
-  io::copyRowBands(bands, job.plan.ys, job.plan.width, job.classes, sink, [&] { progress.checkCancelled(); });
-  sink.finish();
-  progress.log("assembled the bands of " + std::to_string(ranks) + " ranks" + inSeconds(start, 2));
 }
 
 // What a run counted, summed over the ranks.
@@ -208,9 +158,8 @@ struct RunCounts {
 };
 
 // Stage 2: the same plan on every rank (the smallest window and batch any rank measured),
-// logged, and this rank's band of it. Returns the windows all ranks compute (the rows above a
-// band twice).
-int64_t agreeOnPlan(const ClassifyOptions& o, DataParallel& ranks, RunPlan& run, Progress& progress) {
+// logged.
+void agreeOnPlan(const ClassifyOptions& o, DataParallel& ranks, RunPlan& run, Progress& progress) {
   TileJob& job = run.job;
   if (o.window == 0) {
     const int window = int(ranks.minimum(job.plan.window));
@@ -225,130 +174,192 @@ int64_t agreeOnPlan(const ClassifyOptions& o, DataParallel& ranks, RunPlan& run,
     progress.log(line.str());
   }
   ranks.checkSameRun(runDescription(o, run.reader->info(), job), "classify another job");
-  const std::vector<RowBand> all_bands = bandsOf(job, ranks);
-  job.band = all_bands[size_t(ranks.active() ? ranks.rank() : 0)];
-  int64_t job_windows = 0;
-  for (const RowBand& b : all_bands) job_windows += windowsOf(job, b.first_row, b.end(job.plan));
-  return job_windows;
 }
 
-// The outputs of a run: rank 0's (its band, the first rows, goes straight into them), this
-// rank's part of them when ranks share the raster, and the other ranks' parts.
-struct RunOutputs {
-  io::GeoTiffSpec spec, probability_spec;
-  std::unique_ptr<io::GeoTiffTileSink> sink, part;
-  std::unique_ptr<io::GeoTiffTileSink> grid;  // resampled: the outputs at the raster's grid
-  std::vector<io::RowBandFiles> bands;  // every other rank's
-  PartFiles parts;                      // removed unless the run went well
-  int band_y0 = 0, band_rows = 0;
-  // .vrt outputs (io/parts_vrt.h): every rank writes its band as a part into the staging
-  // folders (`part`, committed there when complete), and rank 0 moves them into place under
-  // the VRTs: nothing is assembled.
-  bool in_parts = false;
-  std::unique_ptr<io::PartsOutput> class_parts, probability_parts;  // rank 0's
-  std::vector<io::VrtPart> class_part_files, probability_part_files;  // every rank's, staged
-  std::string part_path;  // this rank's class part, once committed in the staging folder
-  // With ranks and polygons: this rank's part polygonized (a temporary rank 0 reads; it goes
-  // when the job ends).
-  std::optional<AtomicOutput> part_polygons;
+// Rank 0: the run's journal goes when nothing in it is worth resuming (no finished block),
+// and stays otherwise (a failure, a cancel), for resume; a committed run has none.
+struct JournalScope {
+  io::JournalFolders folders;
+  bool open = false;
+  JournalScope() = default;
+  JournalScope(const JournalScope&) = delete;
+  JournalScope& operator=(const JournalScope&) = delete;
+  ~JournalScope() {
+    if (open && !io::journalHasBlocks(folders)) io::removeJournal(folders);
+  }
 };
 
-// Stage 3 for .vrt outputs: rank 0 makes the staging folders, every rank opens its part in
-// them, and every rank learns which parts there will be.
-void openPartOutputs(const ClassifyOptions& o, DataParallel& ranks, RunOutputs& out) {
-  out.in_parts = true;
-  if (ranks.writes()) {
-    out.class_parts = std::make_unique<io::PartsOutput>(o.output, out.spec);
-    if (!o.probabilities.empty())
-      out.probability_parts = std::make_unique<io::PartsOutput>(o.probabilities, out.probability_spec);
+// The outputs of a run. Every rank writes the blocks it computes into the run's journal
+// (io/block_journal.h), where a stopped run resumes from. With a GeoTIFF, rank 0 streams the
+// blocks it computes from the first on into the outputs too, and copies the others from the
+// journal at the end; with a .vrt, the journal's blocks are the parts, moved into place.
+struct RunOutputs {
+  io::GeoTiffSpec spec, probability_spec;
+  std::unique_ptr<io::GeoTiffTileSink> sink;  // rank 0, GeoTIFF (at the view's grid when resampled)
+  std::unique_ptr<io::GeoTiffTileSink> grid;  // resampled: the outputs at the raster's grid
+  int sink_next = 0;                          // the next block the sink expects
+  io::JournalFolders journal;                 // every rank's
+  JournalScope kept;                          // rank 0's
+  std::vector<io::JournalBlock> resumed;      // rank 0: the blocks the stopped run finished
+  std::vector<RowBand> ranges;                // this rank's blocks to compute, in runs
+  std::vector<RowBand> bands;                 // .vrt with ranks: the bands each rank polygonizes
+  int64_t job_windows = 0;                    // computed by all ranks
+  bool in_parts = false;                      // a .vrt output
+  std::unique_ptr<io::PartsOutput> class_parts, probability_parts;  // rank 0's
+  // With ranks and polygons: this rank's band polygonized (a temporary rank 0 reads; it goes
+  // when the job ends).
+  std::optional<AtomicOutput> part_polygons;
+
+  int blockRows(const TilePlan& plan, int block) const {
+    return (block + 1 < int(plan.ys.size()) ? plan.ys[size_t(block) + 1] : plan.height) - plan.ys[size_t(block)];
   }
-  const nlohmann::json staging = nlohmann::json::parse(ranks.gatherText(
-      nlohmann::json{out.class_parts ? out.class_parts->staging() : "",
-                     out.probability_parts ? out.probability_parts->staging() : ""}
-          .dump())
-                                                           .front());
-  const std::string classes = staging[0], probabilities = staging[1];
-  const auto in = [](const std::string& folder, const std::string& name) {
-    return folder.empty() ? std::string() : (std::filesystem::path(folder) / name).string();
-  };
-  const std::string name = io::partName(ranks.active() ? ranks.rank() : 0);
-  out.part_path = in(classes, name);
-  if (out.band_rows > 0)
-    out.part = std::make_unique<io::GeoTiffTileSink>(
-        out.part_path, bandSpec(out.spec, out.band_y0, out.band_rows), in(probabilities, name),
-        bandSpec(out.probability_spec, out.band_y0, out.band_rows));
-  const nlohmann::json mine = {{"name", out.band_rows > 0 ? name : ""}, {"y0", out.band_y0}, {"rows", out.band_rows}};
-  for (const auto& text : ranks.gatherText(mine.dump())) {
-    const auto part = nlohmann::json::parse(text);
-    if (part.at("name").get<std::string>().empty()) continue;
-    out.class_part_files.push_back({in(classes, part.at("name")), part.at("y0"), part.at("rows")});
-    if (!probabilities.empty())
-      out.probability_part_files.push_back({in(probabilities, part.at("name")), part.at("y0"), part.at("rows")});
+  std::vector<io::VrtPart> parts(const TilePlan& plan, const std::string& folder, int first, int end) const {
+    std::vector<io::VrtPart> p;
+    for (int k = first; k < end; ++k)
+      p.push_back({(std::filesystem::path(folder) / io::blockFileName(k)).string(), plan.ys[size_t(k)],
+                   blockRows(plan, k)});
+    return p;
   }
+};
+
+// The runs of blocks left to compute, shared by the ranks: bands balanced by the windows left
+// (the finished blocks cost nothing), each cut where a finished block lies. Without finished
+// blocks, one band each, as splitRows gives them.
+std::vector<std::vector<RowBand>> rangesLeft(const TileJob& job, const std::vector<bool>& done, int ranks) {
+  const TilePlan& plan = job.plan;
+  std::vector<int64_t> counts;
+  for (size_t k = 0; k < job.row_windows.size(); ++k) counts.push_back(done[k] ? 0 : int64_t(job.row_windows[k].size()));
+  std::vector<std::vector<RowBand>> all;
+  for (const RowBand& band : splitRows(plan, counts, ranks)) {
+    std::vector<RowBand> runs;
+    for (int k = band.first_block, end = band.end(plan); k < end;) {
+      if (done[size_t(k)]) {
+        ++k;
+        continue;
+      }
+      RowBand r;
+      r.first_block = k;
+      while (k < end && !done[size_t(k)]) ++k;
+      r.end_block = k;
+      r.first_row = firstContributingRow(plan, r.first_block);
+      runs.push_back(r);
+    }
+    all.push_back(runs);
+  }
+  return all;
 }
 
-// Stage 3: the outputs opened, so that an unwritable path fails before any work.
-void openOutputs(const ClassifyOptions& o, DataParallel& ranks, const RunPlan& run, RunOutputs& out) {
+// Stage 3: the outputs opened, so that an unwritable path fails before any work; the journal
+// started or resumed (rank 0), and every rank's blocks to compute.
+void openOutputs(const ClassifyOptions& given, const ClassifyOptions& o, DataParallel& ranks, const RunPlan& run,
+                 RunOutputs& out, Progress& progress) {
   const TileJob& job = run.job;
   out.spec = classSpec(run.reader->info(), run.predictor.info, o.cog && !run.view);
   out.probability_spec = probabilitySpec(out.spec, run.predictor.info, o.probabilities_float);
-  out.band_y0 = job.band.y0(job.plan);
-  out.band_rows = job.band.y1(job.plan) - out.band_y0;
-  if (io::isVrtPath(o.output)) return openPartOutputs(o, ranks, out);  // planRun refuses it resampled
-  // Resampled, the windows' outputs are at the view's grid, beside the outputs, never
-  // committed: the outputs at the raster's grid are made from them (finishOutputs).
-  const std::string classes = run.view ? viewOutput(o.output) : o.output;
-  const std::string probabilities = run.view ? viewOutput(o.probabilities) : o.probabilities;
+  out.in_parts = io::isVrtPath(o.output);  // planRun refuses it resampled
+  nlohmann::json shared;
   if (ranks.writes()) {
-    out.sink = std::make_unique<io::GeoTiffTileSink>(classes, out.spec, probabilities, out.probability_spec);
-    if (run.view)
-      out.grid = std::make_unique<io::GeoTiffTileSink>(
-          o.output, classSpec(run.input->info(), run.predictor.info, o.cog), o.probabilities,
-          probabilitySpec(classSpec(run.input->info(), run.predictor.info, o.cog), run.predictor.info,
-                          o.probabilities_float));
+    if (!out.in_parts) {
+      // Resampled, the windows' outputs are at the view's grid, beside the outputs, never
+      // committed: the outputs at the raster's grid are made from them (finishOutputs).
+      out.sink = std::make_unique<io::GeoTiffTileSink>(run.view ? viewOutput(o.output) : o.output, out.spec,
+                                                       run.view ? viewOutput(o.probabilities) : o.probabilities,
+                                                       out.probability_spec);
+      if (run.view) {
+        const io::GeoTiffSpec grid = classSpec(run.input->info(), run.predictor.info, o.cog);
+        out.grid = std::make_unique<io::GeoTiffTileSink>(o.output, grid, o.probabilities,
+                                                         probabilitySpec(grid, run.predictor.info,
+                                                                         o.probabilities_float));
+      }
+    }
+    out.kept.folders = {io::journalFolderOf(o.output),
+                        o.probabilities.empty() ? "" : io::journalFolderOf(o.probabilities)};
+    out.resumed = openJournal(given, run, out.kept.folders, progress);
+    out.kept.open = true;
+    if (out.in_parts) {
+      out.class_parts = std::make_unique<io::PartsOutput>(o.output, out.spec, out.kept.folders.classes);
+      if (!o.probabilities.empty())
+        out.probability_parts =
+            std::make_unique<io::PartsOutput>(o.probabilities, out.probability_spec, out.kept.folders.probabilities);
+    }
+    std::vector<int> done;
+    for (const auto& b : out.resumed) done.push_back(b.block);
+    shared = {{"classes", out.kept.folders.classes}, {"probabilities", out.kept.folders.probabilities},
+              {"done", done}};
   }
-  if (!ranks.active()) return;
-  if (out.band_rows > 0 && !ranks.writes())
-    out.part = std::make_unique<io::GeoTiffTileSink>(
-        partPath(classes, ranks.rank()), bandSpec(out.spec, out.band_y0, out.band_rows),
-        partPath(probabilities, ranks.rank()), bandSpec(out.probability_spec, out.band_y0, out.band_rows));
-  const io::GeoTiffTileSink* part = out.part.get();
-  const io::RowBandFiles mine{part ? part->finishedClasses() : "", part ? part->finishedProbabilities() : "",
-                              out.band_y0, part ? out.band_rows : 0};
-  for (const auto& text : ranks.gatherText(bandJson(mine).dump())) {
-    const auto b = nlohmann::json::parse(text);
-    out.bands.push_back({b.at("classes"), b.at("probabilities"), b.at("y0"), b.at("rows")});
-    out.parts.files.insert(out.parts.files.end(), {out.bands.back().classes, out.bands.back().probabilities});
+  const auto from_rank0 = nlohmann::json::parse(ranks.gatherText(shared.dump()).front());
+  out.journal = {from_rank0.at("classes"), from_rank0.at("probabilities")};
+  std::vector<bool> done(job.plan.ys.size(), false);
+  for (int k : from_rank0.at("done")) done.at(size_t(k)) = true;
+  const int parts = ranks.active() ? ranks.size() : 1;
+  const auto all = rangesLeft(job, done, parts);
+  for (const auto& runs : all)
+    for (const RowBand& r : runs) out.job_windows += windowsOf(job, r.first_row, r.end(job.plan));
+  out.ranges = all[size_t(ranks.active() ? ranks.rank() : 0)];
+  if (out.in_parts && ranks.active()) {
+    std::vector<int64_t> counts;
+    for (const auto& xs : job.row_windows) counts.push_back(int64_t(xs.size()));
+    out.bands = splitRows(job.plan, counts, parts);
   }
 }
 
-// Stage 4: this rank's windows, streamed to its outputs; the counts of all ranks.
-RunCounts computeBand(const ClassifyOptions& o, DataParallel& ranks, const RunPlan& run, RunOutputs& out,
-                      int64_t job_windows, Progress& progress) {
-  const TileJob& job = run.job;
+// Rank 0, GeoTIFF: the blocks from the sink's next up to `end` copied from the journal into
+// the outputs (finished blocks, of the stopped run or of other ranks).
+void copyFromJournal(const TileJob& job, RunOutputs& out, int end, Progress& progress) {
+  std::vector<io::RowBandFiles> blocks;
+  for (int k = out.sink_next; k < end; ++k)
+    blocks.push_back({out.journal.classBlock(k), out.journal.probabilityBlock(k), job.plan.ys[size_t(k)],
+                      out.blockRows(job.plan, k)});
+  io::copyRowBands(blocks, job.plan.ys, job.plan.width, job.classes, *out.sink, [&] { progress.checkCancelled(); });
+  out.sink_next = std::max(out.sink_next, end);
+}
+
+// Stage 4: this rank's blocks computed into the journal (and rank 0's first ones streamed to
+// the outputs); the counts of all ranks, those of the stopped run's blocks included.
+RunCounts computeBand(const ClassifyOptions& o, DataParallel& ranks, RunPlan& run, RunOutputs& out,
+                      Progress& progress) {
+  TileJob& job = run.job;
   RunCounts counts;
   counts.class_pixels.assign(size_t(job.classes), 0);
-  const int end_row = job.band.end(job.plan);
-  RankProgress shared(progress, ranks, "windows:" + o.output, job_windows, windowsOf(job, job.band.first_row, end_row));
-  const io::RasterTileSource source(*run.reader, run.predictor.info.band_mean, run.predictor.info.band_std);
-  io::GeoTiffTileSink* target = out.part ? out.part.get() : out.band_rows > 0 ? out.sink.get() : nullptr;
-  if (target) {
-    const hard_stop::LoopScope loop;  // stops by itself at its next batch
-    BandSink band_sink(*target, out.part ? out.band_y0 : 0);
-    const TileResult tiles =
-        classifyTiles([&](const torch::Tensor& x) { return predict(run.predictor, x, o.tta, run.type); }, source,
-                      band_sink, job, torch::Device(run.device_name), shared);
-    counts.class_pixels = tiles.class_pixels;
-    counts.nodata_pixels = tiles.nodata_pixels;
-    counts.windows = windowsOf(job, job.band.first_block, end_row);  // the rows before are the neighbour's
-    shared.checkCancelled();
-    if (target == out.part.get() || !ranks.active()) target->finish();
-    if (out.in_parts) target->commit();  // into the staging folder, where rank 0 finds it
-    if (out.in_parts && ranks.active() && !o.polygons.empty()) {  // each rank its own part's
-      out.part_polygons.emplace(o.polygons + ".part-" + std::to_string(ranks.rank()), ".gpkg");
-      io::polygonizePart(out.part_path, out.part_polygons->temporary());
-    }
+  int64_t mine = 0;
+  for (const RowBand& r : out.ranges) mine += windowsOf(job, r.first_row, r.end(job.plan));
+  RankProgress shared(progress, ranks, "windows:" + o.output, out.job_windows, mine);
+  if (out.sink && !out.resumed.empty() && !out.ranges.empty()) {
+    // The stopped run's blocks before this rank's first: into the outputs first.
+    const auto start = std::chrono::steady_clock::now();
+    const hard_stop::LoopScope loop;
+    progress.report(0.0, "copying the blocks finished before the stop");
+    copyFromJournal(job, out, out.ranges.front().first_block, progress);
+    progress.log("copied the " + std::to_string(out.sink_next) + " blocks finished before the stop into the outputs" +
+                 inSeconds(start, 2));
   }
+  const io::RasterTileSource source(*run.reader, run.predictor.info.band_mean, run.predictor.info.band_std);
+  int64_t at = 0;
+  for (const RowBand& range : out.ranges) {
+    const hard_stop::LoopScope loop;  // stops by itself at its next batch
+    job.band = range;
+    const int end = range.end(job.plan);
+    const bool streamed = out.sink && range.first_block == out.sink_next;
+    io::JournalSink sink(out.journal, out.spec, out.probability_spec, job.plan.ys, streamed ? out.sink.get() : nullptr);
+    const int64_t windows = windowsOf(job, range.first_row, end);
+    SubProgress part(shared, double(at) / double(std::max<int64_t>(1, mine)),
+                     double(at + windows) / double(std::max<int64_t>(1, mine)));
+    at += windows;
+    const TileResult tiles =
+        classifyTiles([&](const torch::Tensor& x) { return predict(run.predictor, x, o.tta, run.type); }, source, sink,
+                      job, torch::Device(run.device_name), part);
+    for (size_t k = 0; k < counts.class_pixels.size(); ++k) counts.class_pixels[k] += tiles.class_pixels[k];
+    counts.nodata_pixels += tiles.nodata_pixels;
+    counts.windows += windowsOf(job, range.first_block, end);  // the rows before are another block's
+    if (streamed) out.sink_next = end;
+  }
+  job.band = RowBand{};
+  for (const io::JournalBlock& b : out.resumed) {  // rank 0 alone has them
+    for (size_t k = 0; k < job.class_ids.size(); ++k) counts.class_pixels[k] += b.id_pixels[job.class_ids[k]];
+    counts.nodata_pixels += b.id_pixels[255];
+    counts.windows += windowsOf(job, b.block, b.block + 1);
+  }
+  shared.checkCancelled();
   counts.non_finite = run.reader->undeclaredNonFinitePixels();
   ranks.awaitAll("classified:" + o.output, [&] { shared.showJob(); });
   counts.sumOver(ranks);
@@ -377,46 +388,71 @@ void toRasterGrid(const RunPlan& run, RunOutputs& out, RunCounts& counts, DataPa
   counts.nodata_pixels = ids[255];
 }
 
-// Stage 5: rank 0 assembles the ranks' bands into the outputs, makes the polygons from the
-// finished class raster, then moves every output into place together, so that a failure (a
-// full disk) leaves the previous outputs as they were. Returns the polygons' counts.
+// .vrt with ranks and polygons: each rank polygonizes its band of the finished blocks (the
+// band splitRows gives it, whoever computed its blocks), for rank 0 to merge along the bands'
+// borders. Returns every rank's file ("": a rank without a band).
+std::vector<std::string> polygonizeBands(const ClassifyOptions& o, DataParallel& ranks, const TileJob& job,
+                                         RunOutputs& out) {
+  const RowBand& band = out.bands[size_t(ranks.rank())];
+  if (!band.empty(job.plan)) {
+    const hard_stop::LoopScope loop;
+    const int y0 = band.y0(job.plan);
+    std::vector<io::VrtPart> parts = out.parts(job.plan, out.journal.classes, band.first_block, band.end(job.plan));
+    for (auto& p : parts) p.y0 -= y0;
+    const io::MemoryVrt view(parts, io::rowsSpec(out.spec, y0, band.y1(job.plan) - y0));
+    out.part_polygons.emplace(o.polygons + ".part-" + std::to_string(ranks.rank()), ".gpkg");
+    io::polygonizePart(view.path(), out.part_polygons->temporary());
+  }
+  return ranks.gatherText(out.part_polygons ? out.part_polygons->temporary() : "");
+}
+
+// Stage 5: rank 0 copies the blocks it did not stream into the outputs (the other ranks', the
+// stopped run's), makes the polygons from the finished class raster, then moves every output
+// into place together, so that a failure (a full disk) leaves the previous outputs as they
+// were; the journal then goes. Returns the polygons' counts.
 std::pair<int64_t, int64_t> finishOutputs(const ClassifyOptions& o, DataParallel& ranks, const RunPlan& run,
                                           RunOutputs& out, RunCounts& counts, Progress& progress) {
+  const TileJob& job = run.job;
+  const int blocks = int(job.plan.ys.size());
   std::pair<int64_t, int64_t> polygon_counts{0, 0};
-  if (ranks.active() && ranks.writes() && !out.in_parts) {
+  if (out.sink) {
     const hard_stop::LoopScope loop;
-    assembleBands(out.bands, run.job, *out.sink, ranks.size(), progress);
+    const auto start = std::chrono::steady_clock::now();
+    progress.report(1.0, "assembling the blocks");
+    const bool copies = out.sink_next < blocks;
+    copyFromJournal(job, out, blocks, progress);
+    out.sink->finish();
+    if (copies && ranks.active())
+      progress.log("assembled the bands of " + std::to_string(ranks.size()) + " ranks" + inSeconds(start, 2));
   }
   if (run.view) toRasterGrid(run, out, counts, ranks, progress);
   io::GeoTiffTileSink* finished = out.grid ? out.grid.get() : out.sink.get();
   std::optional<AtomicOutput> polygons;
-  std::vector<std::string> part_polygons;  // every rank's (empty: a rank without a part)
-  if (!o.polygons.empty() && out.in_parts && ranks.active())
-    part_polygons = ranks.gatherText(out.part_polygons ? out.part_polygons->temporary() : "");
+  std::vector<std::string> part_polygons;  // every rank's (empty: a rank without a band)
+  if (!o.polygons.empty() && out.in_parts && ranks.active()) part_polygons = polygonizeBands(o, ranks, job, out);
   if (!o.polygons.empty() && ranks.writes()) {
     progress.report(1.0, "polygons");
     polygons.emplace(o.polygons, ".gpkg");
     io::PolygonizeResult p;
     if (!part_polygons.empty()) {
-      // The ranks polygonized their parts: merged along the parts' borders.
+      // The ranks polygonized their bands: merged along the bands' borders.
       std::vector<std::string> files;
       std::vector<double> borders;
       const auto& gt = out.spec.geotransform;
-      size_t next = 0;
-      for (const std::string& file : part_polygons) {
-        if (file.empty()) continue;
-        if (!files.empty()) borders.push_back(gt[3] + out.class_part_files.at(next).y0 * gt[5]);
-        files.push_back(file);
-        ++next;
+      for (size_t r = 0; r < part_polygons.size(); ++r) {
+        if (part_polygons[r].empty()) continue;
+        if (!files.empty()) borders.push_back(gt[3] + out.bands[r].y0(job.plan) * gt[5]);
+        files.push_back(part_polygons[r]);
       }
       const auto start = std::chrono::steady_clock::now();
       p = io::mergePartPolygons(files, borders, std::abs(gt[5]) * 1e-3, *polygons, out.spec.categories, o.min_area);
       progress.log("merged the polygons of " + std::to_string(files.size()) + " parts along their borders" +
                    inSeconds(start, 2));
+    } else if (out.in_parts) {
+      const io::MemoryVrt view(out.parts(job.plan, out.journal.classes, 0, blocks), out.spec);
+      p = io::polygonizeClasses(view.path(), *polygons, out.spec.categories, o.min_area);
     } else {
-      const std::string classes =
-          out.in_parts ? out.class_parts->stagedView(out.class_part_files) : finished->finishedClasses();
-      p = io::polygonizeClasses(classes, *polygons, out.spec.categories, o.min_area);
+      p = io::polygonizeClasses(finished->finishedClasses(), *polygons, out.spec.categories, o.min_area);
     }
     polygon_counts = {p.polygons, p.dropped};
   }
@@ -425,42 +461,64 @@ std::pair<int64_t, int64_t> finishOutputs(const ClassifyOptions& o, DataParallel
     const auto start = std::chrono::steady_clock::now();
     const hard_stop::CommitScope moving;  // all the outputs or none
     if (out.in_parts) {
-      out.class_parts->commit(out.class_part_files);
-      if (out.probability_parts) out.probability_parts->commit(out.probability_part_files);
-      const size_t n = out.class_part_files.size();
-      progress.log("wrote the VRT over the parts of " + std::to_string(n) + (n == 1 ? " rank" : " ranks") +
+      io::dropJournalMarkers(out.journal);
+      out.kept.open = false;  // the journal's blocks are the parts now
+      out.class_parts->commit(out.parts(job.plan, out.journal.classes, 0, blocks));
+      if (out.probability_parts)
+        out.probability_parts->commit(out.parts(job.plan, out.journal.probabilities, 0, blocks));
+      progress.log("wrote the VRT over the parts of " + std::to_string(blocks) + (blocks == 1 ? " block" : " blocks") +
                    inSeconds(start, 3));
     } else {
       finished->commit();
     }
     if (polygons) polygons->commit();
+    io::removeJournal(out.journal);
+    out.kept.open = false;
   }
   ranks.awaitAll("written:" + o.output);
-  out.parts.keep = true;
   return polygon_counts;
 }
 
 }  // namespace
 
-ClassifyResult classifyShared(const ClassifyOptions& o, DataParallel& ranks, Progress& progress) {
+ClassifyResult classifyShared(const ClassifyOptions& given, DataParallel& ranks, Progress& progress) {
   // Reused blocks for the batches of windows, within half again the batch's peak: the
   // sizes vary within a forward pass, and an eighth re-faulted 4 GiB a minute (10% slower).
   CpuMemoryScope memory(0.5);
   torch::NoGradGuard no_grad;
+  const ClassifyOptions o = withStoppedPlan(given);
   RunPlan run;
-  planRun(o, ranks, progress, run);                                   // 1. checks, model, raster, plan
-  const int64_t job_windows = agreeOnPlan(o, ranks, run, progress);  // 2. one plan for all ranks
+  planRun(o, ranks, progress, run);    // 1. checks, model, raster, plan
+  agreeOnPlan(o, ranks, run, progress);  // 2. one plan for all ranks
   RunOutputs out;
-  openOutputs(o, ranks, run, out);                                                     // 3.
-  RunCounts counts = computeBand(o, ranks, run, out, job_windows, progress);            // 4.
+  RunCounts counts;
   ClassifyResult result;
-  result.warnings = run.warnings;
-  if (counts.non_finite > 0) {
-    result.warnings.push_back("'" + o.input + "' has NaN or infinite pixels it does not declare as nodata (" +
-                              std::to_string(counts.non_finite) + " read): they are nodata in the output");
-    if (ranks.writes()) progress.log("warning: " + result.warnings.back());
+  // Stopped from here on, the blocks finished are kept for resume, and the message says so.
+  const auto stopped = [&](const std::string& what) {
+    return out.kept.open && io::journalHasBlocks(out.kept.folders) ? what + "; " + resumeAdvice(given) : what;
+  };
+  const hard_stop::StopNote note([&] { return stopped("classification stopped"); });
+  // Stopped after its first block by anything (a cancel, a signal, a lost rank, a full disk),
+  // a run keeps the blocks it finished (io/block_journal.h) for resume.
+  try {
+    openOutputs(given, o, ranks, run, out, progress);      // 3.
+    counts = computeBand(o, ranks, run, out, progress);  // 4.
+    result.warnings = run.warnings;
+    if (counts.non_finite > 0) {
+      result.warnings.push_back("'" + o.input + "' has NaN or infinite pixels it does not declare as nodata (" +
+                                std::to_string(counts.non_finite) + " read): they are nodata in the output");
+      if (ranks.writes()) progress.log("warning: " + result.warnings.back());
+    }
+    std::tie(result.polygons, result.polygons_dropped) = finishOutputs(o, ranks, run, out, counts, progress);  // 5.
+  } catch (const Cancelled& e) {  // the same kind of error, saying what there is to resume
+    throw Cancelled(stopped(e.what()));
+  } catch (const RasterReadError& e) {
+    throw RasterReadError(stopped(e.what()));
+  } catch (const IoError& e) {
+    throw IoError(stopped(e.what()));
+  } catch (const InputError& e) {
+    throw InputError(stopped(e.what()));
   }
-  std::tie(result.polygons, result.polygons_dropped) = finishOutputs(o, ranks, run, out, counts, progress);  // 5.
   const TileJob& job = run.job;
   const io::RasterInfo& grid = (run.input ? run.input : run.reader)->info();
   result.width = grid.width;

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,10 @@ struct ClassifyOptions {
   // model's pixels are larger, bilinear where smaller), the outputs at the raster's own grid
   // (io/resampled.h).
   bool resample = false;
+  // Continue a run that was stopped (killed, cancelled, a rank lost) from the blocks it
+  // finished, kept beside the output (io/block_journal.h), instead of starting again; the run
+  // must be the stopped one (the same files and options: resumeDescription).
+  bool resume = false;
   // A job of many rasters: "stop" at the first raster that cannot be opened, read or
   // classified (the default), or "skip" it, naming it, and go on (classifyAll).
   std::string on_error = "stop";
@@ -110,6 +115,15 @@ struct ClassifyJob {
 // A raster, or the rasters of a folder (every file GDAL opens as a raster, in name order;
 // see io::rastersInFolder). Throws InputError for a folder without any.
 std::vector<std::string> rastersOf(const std::string& input);
+
+// A stopped classification into `output` that resume can continue (QGIS offers to): its
+// input and model, and how many of its blocks of rows it finished, of how many. Empty when
+// there is none, or when it finished no block.
+struct StoppedRun {
+  std::string input, model;
+  int64_t finished = 0, blocks = 0;
+};
+std::optional<StoppedRun> stoppedClassification(const std::string& output);
 
 // The options of each raster of the job, outputs named. Throws InputError when the job has
 // no raster, no model or no output, or one output for several rasters; every run is

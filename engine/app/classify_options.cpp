@@ -106,6 +106,12 @@ OptionTable<O> jobOptions() {
                              "on (averaged where its pixels are smaller, bilinear where larger), and write the "
                              "outputs at the raster's own grid (classes by nearest pixel or majority, "
                              "probabilities bilinear or averaged).")),
+      engine("resume", &ClassifyOptions::resume)
+          .cli("resume").qgis("RESUME", true)
+          .describe(GEODL_TR("Resume a stopped classification"),
+                    GEODL_TR("Continue a classification that was stopped (killed, cancelled, a rank lost) from the "
+                             "blocks it finished, kept beside the output, with the same files and options; "
+                             "without it, a stopped run's blocks are discarded and it starts again.")),
       engine("on_error", &ClassifyOptions::on_error)
           .oneOf({{"stop", GEODL_TR("Stop the job")}, {"skip", GEODL_TR("Skip the raster, name it, and go on")}})
           .config("inference.on_error").cli("on-error")

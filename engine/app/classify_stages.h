@@ -16,6 +16,7 @@
 #include "base/atomic_file.h"
 #include "base/output_lock.h"
 #include "core/tile_classifier.h"
+#include "io/block_journal.h"
 #include "io/labels.h"
 #include "io/raster.h"
 #include "io/resampled.h"
@@ -59,6 +60,21 @@ double computedRatio(const TileJob& job, int64_t computed);
 // Softmax probabilities of a batch, averaged over the 8 flips and quarter turns with TTA;
 // `type`: the weights' (kBFloat16 for bf16).
 torch::Tensor predict(const Predictor& model, const torch::Tensor& x, bool tta, torch::ScalarType type);
+
+// Resume (classify_resume.cpp). What a resumed run must share with the stopped one (JSON):
+// GeoDL's version, the files it reads (path, size, time), every option that changes a pixel
+// of the outputs, and the plan.
+std::string resumeDescription(const ClassifyOptions& o, const RunPlan& run);
+// With resume, the options with the stopped run's window and batch size where both leave
+// them automatic (the memory measured now could choose others).
+ClassifyOptions withStoppedPlan(const ClassifyOptions& o);
+// "the blocks it finished are kept in '...': run it again with ... resume ... to continue".
+std::string resumeAdvice(const ClassifyOptions& o);
+// Rank 0, with the outputs locked: the run's journal resumed (throws InputError naming what
+// differs from the stopped run), or a stopped run's discarded (logged) and a new one started.
+// Returns the blocks the stopped run finished.
+std::vector<io::JournalBlock> openJournal(const ClassifyOptions& o, const RunPlan& run,
+                                          const io::JournalFolders& folders, Progress& progress);
 
 // 1-5: one raster, shared in bands between the ranks (all of it in one process).
 ClassifyResult classifyShared(const ClassifyOptions& o, DataParallel& ranks, Progress& progress);

@@ -38,13 +38,15 @@ int syncPath(const std::string& path, bool directory) {
 // writers and libraries add (".gpkg", ".cog.tif", ".aux.xml", "-journal").
 constexpr size_t kTemporaryRoom = 5 + 7 + 5 + 8 + 8;
 
-std::string hashedStem(const std::string& name) {
+// ".geodl-HASH": a hidden name of fixed length for a file name too long to take a suffix.
+std::string hashedName(const std::string& name) {
   uint64_t hash = 1469598103934665603ull;
   for (char c : name) hash = (hash ^ uint8_t(c)) * 1099511628211ull;
   char text[17];
   std::snprintf(text, sizeof(text), "%016llx", static_cast<unsigned long long>(hash));
-  return ".geodl-" + std::string(text) + ".tmp-";
+  return ".geodl-" + std::string(text);
 }
+std::string hashedStem(const std::string& name) { return hashedName(name) + ".tmp-"; }
 
 // The prefixes of the temporaries of `target`: the readable one and the hashed one.
 std::vector<std::string> temporaryPrefixes(const fs::path& target) {
@@ -76,6 +78,13 @@ std::string temporaryPathFor(const std::string& path, const std::string& suffix)
   const bool fits = 1 + name.size() + kTemporaryRoom <= fileNameLimit(target.parent_path().string());
   const std::string stem = fits ? "." + name + ".tmp-" : hashedStem(name);
   return (target.parent_path() / (stem + std::to_string(::getpid()) + suffix)).string();
+}
+
+std::string partialPathFor(const std::string& path) {
+  const fs::path target = fs::absolute(path);
+  const std::string name = target.filename().string();
+  const bool fits = 1 + name.size() + kTemporaryRoom <= fileNameLimit(target.parent_path().string());
+  return (target.parent_path() / ((fits ? "." + name : hashedName(name)) + ".partial")).string();
 }
 
 std::string writeFailureReason(const std::string& path, int error, const std::string& fallback) {

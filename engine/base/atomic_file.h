@@ -16,6 +16,10 @@ namespace geodl {
 // limit always has a temporary.
 std::string temporaryPathFor(const std::string& path, const std::string& suffix = "");
 
+// The hidden name beside `path` of what a stopped job keeps to resume from (no PID: the next
+// run finds it): ".NAME.partial", or ".geodl-HASH.partial" where that would pass the limit.
+std::string partialPathFor(const std::string& path);
+
 // The longest file name the file system holding `folder` allows (255 on most), asked of
 // the nearest folder that exists.
 size_t fileNameLimit(const std::string& folder);

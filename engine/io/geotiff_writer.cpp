@@ -114,6 +114,12 @@ void flushPending(GeoTiffWriter::Impl& d, GDALDataType type, const std::string& 
                                              d.pending.data() + b * plane, d.spec.width, d.pending_rows, type,
                                              0, 0, nullptr) != CE_None)
       throw gdalWriteFailure("'" + path + "'", path);
+  // The row's tiles written now, band by band: their order in the file is then the same
+  // whatever else the process reads (GDAL's block cache, shared by every dataset, would
+  // otherwise write them when it evicts them), so that a resumed or assembled output has
+  // the bytes of one written in one go.
+  for (int b = 0; b < d.spec.bands; ++b)
+    if (d.ds->GetRasterBand(b + 1)->FlushCache() != CE_None) throw gdalWriteFailure("'" + path + "'", path);
   d.pending_y += d.pending_rows;
   d.pending_rows = 0;
 }

@@ -1,6 +1,7 @@
 #include "io/parts_vrt.h"
 
 #include <cpl_vsi.h>
+#include <ogr_spatialref.h>
 
 #include <filesystem>
 #include <iomanip>
@@ -28,7 +29,6 @@ std::string partsFolderOf(const std::string& vrt) {
   return (path.parent_path() / (path.stem().string() + "_parts")).string();
 }
 
-std::string partName(int index) { return "part-" + std::to_string(index) + ".tif"; }
 
 void checkReplaceableParts(const std::string& vrt, const std::string& role) {
   const std::string parts = partsFolderOf(vrt);
@@ -38,7 +38,7 @@ void checkReplaceableParts(const std::string& vrt, const std::string& role) {
   if (!fs::is_directory(status))
     throw InputError(role + " '" + vrt + "' keeps its parts in '" + parts +
                      "', which is a file, not GeoDL's folder of parts; move it away or choose another output name");
-  static const std::regex own(R"(part-[0-9]+\.tif(\.aux\.xml)?)");
+  static const std::regex own(R"((part|block)-[0-9]+\.tif(\.aux\.xml)?)");
   for (const auto& entry : fs::directory_iterator(parts, ec)) {
     const std::string name = entry.path().filename().string();
     if (!entry.is_regular_file(ec) || !std::regex_match(name, own))
@@ -57,6 +57,19 @@ std::pair<std::string, bool> sourceName(const std::string& vrt, const std::strin
   return {fs::absolute(part).string(), false};
 }
 
+// The VRT's SRS: "EPSG:CODE" where the CRS is EPSG's (the text of a CRS exported from PROJ
+// varies within a process, with what PROJ has looked up before, and the VRT's bytes must not),
+// else its WKT.
+std::string vrtSrs(const std::string& wkt) {
+  OGRSpatialReference srs;
+  if (srs.importFromWkt(wkt.c_str()) == OGRERR_NONE) {
+    const char* authority = srs.GetAuthorityName(nullptr);
+    const char* code = srs.GetAuthorityCode(nullptr);
+    if (authority && code && std::string(authority) == "EPSG") return "EPSG:" + std::string(code);
+  }
+  return wkt;
+}
+
 void writeText(const std::string& path, const std::string& text, const std::string& what) {
   FileSink sink(path, what);
   sink.write(text.data(), text.size());
@@ -69,7 +82,7 @@ std::string partsVrtXml(const std::string& vrt, const std::vector<VrtPart>& part
   std::ostringstream x;
   x << std::setprecision(17);
   x << "<VRTDataset rasterXSize=\"" << spec.width << "\" rasterYSize=\"" << spec.height << "\">\n";
-  if (!spec.crs_wkt.empty()) x << "  <SRS>" << escapeMarkup(spec.crs_wkt) << "</SRS>\n";
+  if (!spec.crs_wkt.empty()) x << "  <SRS>" << escapeMarkup(vrtSrs(spec.crs_wkt)) << "</SRS>\n";
   x << "  <GeoTransform>";
   for (size_t k = 0; k < 6; ++k) x << (k ? ", " : " ") << spec.geotransform[k];
   x << "</GeoTransform>\n";
@@ -112,38 +125,22 @@ std::string partsVrtXml(const std::string& vrt, const std::vector<VrtPart>& part
   return x.str();
 }
 
-PartsOutput::PartsOutput(const std::string& vrt, const GeoTiffSpec& spec)
-    : vrt_(fs::absolute(vrt).string()), parts_(partsFolderOf(vrt_)), staging_(temporaryPathFor(parts_)), spec_(spec) {
-  removeStaleTemporaries(parts_);  // the staging folders of killed runs
-  std::error_code ec;
-  fs::remove_all(staging_, ec);
-  if (!fs::create_directory(staging_, ec) || ec)
-    throw writeFailure("the parts of '" + vrt_ + "'", staging_, ec.value(), ec.message());
-  hard_stop::addTemporary(staging_);
-}
-
-PartsOutput::~PartsOutput() {
-  if (!view_.empty()) VSIUnlink(view_.c_str());
-  if (committed_) return;
-  std::error_code ignored;
-  fs::remove_all(staging_, ignored);
-  hard_stop::dropTemporary(staging_);
-}
-
-const std::string& PartsOutput::stagedView(const std::vector<VrtPart>& parts) {
+MemoryVrt::MemoryVrt(const std::vector<VrtPart>& parts, const GeoTiffSpec& spec) {
   initGdal();
-  if (view_.empty()) {
-    std::ostringstream name;
-    name << "/vsimem/geodl-parts-" << static_cast<const void*>(this) << ".vrt";
-    view_ = name.str();
-  }
-  const std::string xml = partsVrtXml(view_, parts, spec_);
-  VSILFILE* f = VSIFOpenL(view_.c_str(), "wb");
+  std::ostringstream name;
+  name << "/vsimem/geodl-parts-" << static_cast<const void*>(this) << ".vrt";
+  path_ = name.str();
+  const std::string xml = partsVrtXml(path_, parts, spec);
+  VSILFILE* f = VSIFOpenL(path_.c_str(), "wb");
   const bool written = f && VSIFWriteL(xml.data(), 1, xml.size(), f) == xml.size();
   if (f) VSIFCloseL(f);
-  if (!written) throw IoError("cannot make the in-memory view of the parts of '" + vrt_ + "'");
-  return view_;
+  if (!written) throw IoError("cannot make an in-memory view of the parts of a classification");
 }
+
+MemoryVrt::~MemoryVrt() { VSIUnlink(path_.c_str()); }
+
+PartsOutput::PartsOutput(const std::string& vrt, const GeoTiffSpec& spec, const std::string& staging)
+    : vrt_(fs::absolute(vrt).string()), parts_(partsFolderOf(vrt_)), staging_(staging), spec_(spec) {}
 
 void PartsOutput::commit(const std::vector<VrtPart>& parts) {
   std::vector<VrtPart> placed;
@@ -180,8 +177,6 @@ void PartsOutput::commit(const std::vector<VrtPart>& parts) {
     restore(true);
     throw;
   }
-  committed_ = true;
-  hard_stop::dropTemporary(staging_);
   if (had) fs::remove_all(old, ec);
 }
 

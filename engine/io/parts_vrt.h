@@ -1,15 +1,17 @@
 // Outputs written in place by the ranks that share a raster (classify's .vrt outputs): each
-// rank writes its band of rows as a tiled GeoTIFF of its own, in a folder beside the output,
-// and the output is a GDAL VRT over those parts. Finishing the output costs its metadata and
-// a few renames, whatever the raster's size; no rank copies another's pixels.
+// rank writes the blocks of rows it computes as tiled GeoTIFFs of their own, in a folder
+// beside the output, and the output is a GDAL VRT over those parts. Finishing the output
+// costs its metadata and a few renames, whatever the raster's size; no rank copies another's
+// pixels.
 //
-//   classes.vrt                                  the VRT (paths relative to it)
-//   classes_parts/part-0.tif, part-1.tif, ...    the ranks' rows, in rank order
+//   classes.vrt                                          the VRT (paths relative to it)
+//   classes_parts/block-000000.tif, block-000001.tif ... the blocks of rows, in order
 //
-// While the job runs the parts are written into a staging folder beside the output,
-// ".classes_parts.tmp-PID" (PID: the writing rank's); commit() moves the previous parts
-// aside, the new ones into place and the new VRT over the old one, then removes the old
-// parts. The renames run under hard_stop::CommitScope: a signal waits for them.
+// While the job runs the blocks are written into the run's journal beside the output,
+// ".classes.vrt.partial" (io/block_journal.h: a stopped run resumes from it); commit() moves
+// the previous parts aside, the journal's blocks into place and the new VRT over the old one,
+// then removes the old parts. The renames run under hard_stop::CommitScope: a signal waits
+// for them.
 #pragma once
 
 #include <string>
@@ -27,8 +29,6 @@ bool isVrtPath(const std::string& path);
 FileKind rasterOutputKind(const std::string& path);
 // "X_parts" beside "X.vrt".
 std::string partsFolderOf(const std::string& vrt);
-// "part-3.tif"
-std::string partName(int index);
 
 // Throws InputError when the parts folder of `vrt` exists and is not one GeoDL wrote (a file,
 // or a folder holding anything but parts and their sidecars): GeoDL removes only its own.
@@ -46,29 +46,35 @@ struct VrtPart {
 // it. Rows no part holds read as the nodata value (0 without one).
 std::string partsVrtXml(const std::string& vrt, const std::vector<VrtPart>& parts, const GeoTiffSpec& spec);
 
-// The writing rank's side of one .vrt output: the staging folder (created empty, stale ones of
-// dead processes removed), and at the end the parts moved into place under a new VRT. Without
-// commit() the staging folder goes, with whatever the ranks wrote into it.
+// A VRT in memory (/vsimem/) over `parts`, to read them as one raster (polygons); gone with
+// the object. Throws IoError.
+class MemoryVrt {
+ public:
+  MemoryVrt(const std::vector<VrtPart>& parts, const GeoTiffSpec& spec);
+  ~MemoryVrt();
+  MemoryVrt(const MemoryVrt&) = delete;
+  MemoryVrt& operator=(const MemoryVrt&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// The writing rank's side of one .vrt output: at the end, the parts in `staging` (the run's
+// journal folder, which stays when there is no commit) moved into place under a new VRT.
 class PartsOutput {
  public:
-  // Throws IoError when the staging folder cannot be made.
-  PartsOutput(const std::string& vrt, const GeoTiffSpec& spec);
-  ~PartsOutput();
+  PartsOutput(const std::string& vrt, const GeoTiffSpec& spec, const std::string& staging);
   PartsOutput(const PartsOutput&) = delete;
   PartsOutput& operator=(const PartsOutput&) = delete;
 
-  const std::string& staging() const { return staging_; }
-  // A VRT in memory (/vsimem/) over the staged parts (`parts`: paths under staging()), to
-  // read the whole output before it is committed (polygons).
-  const std::string& stagedView(const std::vector<VrtPart>& parts);
   // The staged parts moved into place and the VRT over them written; throws IoError (the
-  // previous output then stays as it was).
+  // previous output and the staged parts then stay as they were).
   void commit(const std::vector<VrtPart>& parts);
 
  private:
-  std::string vrt_, parts_, staging_, view_;
+  std::string vrt_, parts_, staging_;
   GeoTiffSpec spec_;
-  bool committed_ = false;
 };
 
 }  // namespace geodl::io

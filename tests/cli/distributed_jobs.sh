@@ -26,7 +26,7 @@ fail() { echo "FAILED: $*"; exit 1; }
 run() { local name=$1; shift; "$geodl" "$@" > "$work/$name.log" 2>&1 || { cat "$work/$name.log"; fail "$name"; }; }
 # no_leftovers FOLDER: no part or temporary in it.
 no_leftovers() {
-  if find "$1" -name '*.rank-*' -o -name '*.tmp-*' | grep -q .; then find "$1" -ls; fail "leftovers in $1"; fi
+  if find "$1" -name '*.rank-*' -o -name '*.tmp-*' -o -name '*.partial' | grep -q .; then find "$1" -ls; fail "leftovers in $1"; fi
 }
 
 # The inputs: a raster 230 x 250 (the window 64, stride 48: 230 is no multiple), a block of
@@ -182,16 +182,21 @@ for n in 1 2 3; do
     $py same_polygons.py one/full_polygons.gpkg "vrt$n/full_polygons.gpkg" "vrt$n/full_parts" ||
       fail "the polygons of the VRT of $n ranks differ"
   fi
-  [ "$(ls "vrt$n/full_parts" | grep -c '^part-[0-9]*\.tif$')" = $n ] || { ls "vrt$n/full_parts"; fail "not $n parts"; }
-  [ "$(ls "vrt$n/full_probabilities_parts" | grep -c '^part-[0-9]*\.tif$')" = $n ] || fail "not $n probability parts"
-  grep -q "wrote the VRT over the parts of $n ranks\? in [0-9.]* s" "vrt$n.log" || { cat "vrt$n.log"; fail "no VRT time"; }
+  # One part per block of rows, whoever computed it, for the classes and the probabilities.
+  blocks=$(grep -c '<SimpleSource>' "vrt$n/full.vrt")
+  [ "$(ls "vrt$n/full_parts" | grep -c '^block-[0-9]*\.tif$')" = "$blocks" ] && [ "$blocks" -gt 3 ] ||
+    { ls "vrt$n/full_parts"; fail "not $blocks parts"; }
+  [ "$(ls "vrt$n/full_probabilities_parts" | grep -c '^block-[0-9]*\.tif$')" = "$blocks" ] ||
+    fail "not $blocks probability parts"
+  grep -q "wrote the VRT over the parts of $blocks blocks in [0-9.]* s" "vrt$n.log" || { cat "vrt$n.log"; fail "no VRT time"; }
   ! grep -q "assembled the bands" "vrt$n.log" || fail "the VRT of $n ranks was assembled"
   no_leftovers "vrt$n"
 done
 run vrt-again "${classify[@]}" --input odd.tif --output vrt2/full.vrt --probabilities-float --polygons \
   --extent "$extent" --mask mask.gpkg --nproc 3
 $py compare_grid.py one/full.tif vrt2/full.vrt 0 > /dev/null || fail "the class VRT run again differs"
-[ "$(ls vrt2/full_parts | grep -c '^part-[0-9]*\.tif$')" = 3 ] || { ls vrt2/full_parts; fail "the parts of 2 ranks stayed"; }
+[ "$(ls vrt2/full_parts | grep -c '^block-[0-9]*\.tif$')" = "$(grep -c '<SimpleSource>' vrt2/full.vrt)" ] ||
+  { ls vrt2/full_parts; fail "the parts of the run before stayed"; }
 no_leftovers vrt2
 for bad in --cog --resample; do
   code=0
@@ -326,13 +331,23 @@ run big-two "${long[@]}" --output big-two/c.tif --nproc 2
 same big-one/c.tif big-two/c.tif
 same big-one/c_probabilities.tif big-two/c_probabilities.tif
 echo "1200 x 1200 on 2 ranks: class raster and probabilities identical"
-# started NAME: waits until rank 1 has computed windows (its part exists).
+# started NAME: waits until the ranks have finished a block (its mark is in the journal).
 started() {
-  for _ in $(seq 1 500); do
-    find "$work/$1" -name '*.rank-1*' 2>/dev/null | grep -q . && { sleep 1; return; }
+  for _ in $(seq 1 1000); do
+    find "$work/$1" -name 'block-*.json' 2>/dev/null | grep -q . && { sleep 1; return; }
     sleep 0.02
   done
   fail "$1 never started"
+}
+# resumed NAME: the job stopped kept its finished blocks, said so, and resumes on 2 ranks to
+# the bytes of the uninterrupted run.
+resumed() {
+  [ "$(ls -A "$1" | LC_ALL=C sort | tr '\n' ' ')" = "$2" ] || { ls -la "$1"; fail "$1: the stopped job left other files"; }
+  grep -q "run it again with the option resume" "$1-0.log" || { cat "$1-0.log"; fail "$1: no word of resume"; }
+  run "$1-resumed" "${long[@]}" --output "$1/c.tif" --nproc 2 --resume
+  grep -q "resuming: [1-9][0-9]* of" "$1-resumed.log" || { cat "$1-resumed.log"; fail "$1: nothing resumed"; }
+  same big-two/c.tif "$1/c.tif"
+  same big-two/c_probabilities.tif "$1/c_probabilities.tif"
 }
 mkdir -p killed && cp one/plain.tif killed/c.tif  # an earlier run's output
 old=$(sha256sum < killed/c.tif)
@@ -347,8 +362,8 @@ wait "${pids[1]}" 2>/dev/null || true
 [ "$seconds" -le 15 ] || fail "rank 0 took $seconds s to stop (collective timeout 5 s)"
 grep -q "rank 1 stopped answering (died or hung)" killed-0.log || { cat killed-0.log; fail "no message naming rank 1"; }
 [ "$(sha256sum < killed/c.tif)" = "$old" ] || fail "the previous output was replaced"
-[ "$(ls -A killed)" = c.tif ] || { ls -la killed; fail "a killed job left files"; }
-echo "rank 1 killed: rank 0 stopped after $seconds s with exit code $code, naming rank 1; nothing left, the old output kept"
+resumed killed ".c.tif.partial .c_probabilities.tif.partial c.tif "
+echo "rank 1 killed: rank 0 stopped after $seconds s with exit code $code, naming rank 1; the old output kept until the resume gave the uninterrupted run's"
 
 ranks stopped "${long[@]}" --output stopped/c.tif
 started stopped
@@ -357,8 +372,8 @@ code0=0; wait "${pids[0]}" || code0=$?
 code1=0; wait "${pids[1]}" || code1=$?
 [ "$code0" = 5 ] && [ "$code1" = 5 ] || { cat stopped-*.log; fail "SIGTERM: exit codes $code0 and $code1, not 5"; }
 grep -q "rank 1 was cancelled" stopped-0.log || { cat stopped-0.log; fail "rank 0 does not say why it stopped"; }
-[ -z "$(ls -A stopped 2>/dev/null)" ] || { ls -la stopped; fail "a cancelled job left files"; }
-echo "rank 1 stopped with SIGTERM: both ranks exit 5, nothing left"
+resumed stopped ".c.tif.partial .c_probabilities.tif.partial "
+echo "rank 1 stopped with SIGTERM: both ranks exit 5; resumed to the uninterrupted run's bytes"
 
 p=$(port)
 RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$p "$geodl" "${classify[@]}" --input odd.tif --output mismatch/c.tif > mismatch-0.log 2>&1 &

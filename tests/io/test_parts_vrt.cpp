@@ -3,8 +3,6 @@
 // is left without commit, and a parts folder GeoDL did not write is refused.
 #include <gtest/gtest.h>
 
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -16,6 +14,7 @@
 #include "io/gdal_util.h"
 #include "io/geotiff_writer.h"
 #include "io/gis_fixtures.h"
+#include "io/block_journal.h"
 #include "io/parts_vrt.h"
 #include "io/polygonize.h"
 #include "io/raster.h"
@@ -79,7 +78,7 @@ TEST(PartsVrt, NamesAndTheRasterItDescribesReadBackWhole) {
   EXPECT_TRUE(io::isVrtPath("/a/b.VRT"));
   EXPECT_FALSE(io::isVrtPath("/a/b.tif"));
   EXPECT_EQ(io::partsFolderOf("/a/classes.vrt"), "/a/classes_parts");
-  EXPECT_EQ(io::partName(12), "part-12.tif");
+  EXPECT_EQ(io::blockFileName(12), "block-000012.tif");
 
   test::TempDir dir;
   fs::create_directories(dir.path("c_parts"));
@@ -134,47 +133,53 @@ TEST(PartsVrt, NamesAndTheRasterItDescribesReadBackWhole) {
 TEST(PartsVrt, CommitMovesThePartsInAndReplacesThePreviousOutput) {
   test::TempDir dir;
   const std::string vrt = dir.path("c.vrt");
+  const std::string staging = io::journalFolderOf(vrt);
+  EXPECT_EQ(fs::path(staging).filename().string(), ".c.vrt.partial");
   for (int run = 0; run < 2; ++run) {
-    io::PartsOutput out(vrt, spec30x20());
-    EXPECT_TRUE(fs::is_directory(out.staging()));
-    EXPECT_EQ(fs::path(out.staging()).filename().string().rfind(".c_parts.tmp-", 0), 0u) << out.staging();
+    fs::create_directories(staging);
+    io::PartsOutput out(vrt, spec30x20(), staging);
     // The second run has three parts where the first had two: none of the first's stays.
     const std::vector<int> cuts = run == 0 ? std::vector<int>{0, 7, 20} : std::vector<int>{0, 5, 12, 20};
     std::vector<io::VrtPart> parts;
     for (size_t k = 0; k + 1 < cuts.size(); ++k) {
-      const std::string path = (fs::path(out.staging()) / io::partName(int(k))).string();
+      const std::string path = (fs::path(staging) / io::blockFileName(int(k))).string();
       writePart(path, cuts[k], cuts[k + 1] - cuts[k]);
       parts.push_back({path, cuts[k], cuts[k + 1] - cuts[k]});
     }
-    EXPECT_EQ(readAll(out.stagedView(parts)), expected());
+    {
+      const io::MemoryVrt view(parts, spec30x20());
+      EXPECT_EQ(readAll(view.path()), expected());
+    }
     out.commit(parts);
-    EXPECT_FALSE(fs::exists(out.staging()));
+    EXPECT_FALSE(fs::exists(staging));
     EXPECT_EQ(readAll(vrt), expected());
   }
   std::vector<std::string> names;
   for (const auto& e : fs::directory_iterator(dir.path("c_parts"))) names.push_back(e.path().filename().string());
   std::sort(names.begin(), names.end());
-  EXPECT_EQ(names, (std::vector<std::string>{"part-0.tif", "part-0.tif.aux.xml", "part-1.tif", "part-1.tif.aux.xml",
-                                             "part-2.tif", "part-2.tif.aux.xml"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"block-000000.tif", "block-000000.tif.aux.xml", "block-000001.tif",
+                                             "block-000001.tif.aux.xml", "block-000002.tif",
+                                             "block-000002.tif.aux.xml"}));
   EXPECT_EQ(std::distance(fs::directory_iterator(dir.root()), fs::directory_iterator()), 2);  // c.vrt, c_parts
 
-  // Without commit the staging folder goes with what was written into it; the output stays.
+  // Without commit the staging folder (the run's journal: a stopped run resumes from it)
+  // stays as it was, and so does the output.
+  fs::create_directories(staging);
   {
-    io::PartsOutput out(vrt, spec30x20());
-    writePart((fs::path(out.staging()) / "part-0.tif").string(), 0, 20);
+    io::PartsOutput out(vrt, spec30x20(), staging);
+    writePart((fs::path(staging) / io::blockFileName(0)).string(), 0, 20);
   }
-  EXPECT_EQ(std::distance(fs::directory_iterator(dir.root()), fs::directory_iterator()), 2);
+  EXPECT_TRUE(fs::is_regular_file(fs::path(staging) / io::blockFileName(0)));
   EXPECT_EQ(readAll(vrt), expected());
 
-  // The staging folder of a killed run (a process that no longer runs) goes when the next starts.
-  const pid_t child = fork();
-  if (child == 0) _exit(0);
-  waitpid(child, nullptr, 0);
-  const std::string stale = dir.path(".c_parts.tmp-" + std::to_string(child));
-  fs::create_directories(stale);
-  std::ofstream(stale + "/part-0.tif") << "left by a kill -9";
-  { io::PartsOutput out(vrt, spec30x20()); }
-  EXPECT_FALSE(fs::exists(stale));
+  // A part missing at commit (a rank did not write it) is named, and nothing moves.
+  {
+    io::PartsOutput out(vrt, spec30x20(), staging);
+    test::expectErrorContaining(
+        [&] { out.commit({{(fs::path(staging) / io::blockFileName(1)).string(), 0, 20}}); }, "is missing");
+  }
+  EXPECT_TRUE(fs::is_directory(staging));
+  EXPECT_EQ(readAll(vrt), expected());
 }
 
 TEST(PartsVrt, APartsFolderGeoDLDidNotWriteIsRefused) {
@@ -184,6 +189,7 @@ TEST(PartsVrt, APartsFolderGeoDLDidNotWriteIsRefused) {
   fs::create_directories(dir.path("c_parts"));
   std::ofstream(dir.path("c_parts/part-0.tif")) << "x";
   std::ofstream(dir.path("c_parts/part-0.tif.aux.xml")) << "x";
+  std::ofstream(dir.path("c_parts/block-000003.tif")) << "x";  // parts of older GeoDLs and today's
   io::checkReplaceableParts(vrt, "the class raster");
   std::ofstream(dir.path("c_parts/notes.txt")) << "mine";
   test::expectErrorContaining([&] { io::checkReplaceableParts(vrt, "the class raster"); },

@@ -108,6 +108,100 @@ def after_active_layer_task():
             iface.mapCanvas().refresh()
     except Exception:
         RESULT['error'] = traceback.format_exc()
+        QTimer.singleShot(2000, screenshot)
+        return
+    QTimer.singleShot(500, resume_check)
+
+
+def answer_resume_question(tries=0):
+    """Clicks Continue in the question Classify Active Layer asks about a stopped run."""
+    from qgis.PyQt.QtWidgets import QMessageBox
+    for widget in QApplication.topLevelWidgets():
+        if widget.objectName() == 'geodlResumeQuestion' and widget.isVisible():
+            RESULT['resume_question'] = widget.text()
+            for button in widget.buttons():
+                if button.text() == 'Continue':
+                    button.click()
+                    return
+    if tries < 40:
+        QTimer.singleShot(250, lambda: answer_resume_question(tries + 1))
+
+
+def resume_check():
+    """A classification of a larger raster stopped after its first block (SIGTERM to the
+    command line, as a cluster's time limit or QGIS's Cancel would stop it), then Classify
+    Active Layer on that raster: it asks whether to continue, and continuing gives the
+    classes of an uninterrupted run."""
+    try:
+        import glob
+        import signal
+        import subprocess
+        from osgeo import gdal
+        scene = os.environ['GEODL_TEST_SCENE']
+        geodl = os.environ['GEODL_TEST_GEODL']
+        model = QgsSettings().value('geodl/lastModel')
+        source = gdal.Open(os.path.join(scene, 'scene_trn.tif'))
+        gt = source.GetGeoTransform()
+        big = os.path.join(scene, 'big.tif')
+        gdal.Translate(big, source, width=1024, height=1024, resampleAlg='bilinear',
+                       outputBounds=[gt[0], gt[3], gt[0] + 1024 * gt[1], gt[3] + 1024 * gt[5]])
+        source = None
+        output = os.path.join(scene, 'big_classes.tif')  # the name Classify Active Layer gives
+        journal = os.path.join(scene, '.big_classes.tif.partial')
+        run = subprocess.Popen([geodl, '-q', 'classify', '--input', big, '--model', model, '--output', output],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        start = time.time()
+        while not glob.glob(os.path.join(journal, 'block-*.json')) and run.poll() is None and time.time() - start < 120:
+            time.sleep(0.05)
+        run.send_signal(signal.SIGTERM)
+        RESULT['resume_stopped_exit'] = run.wait()
+        RESULT['resume_stopped_message'] = run.stderr.read().decode()[-300:]
+        RESULT['resume_blocks_kept'] = len(glob.glob(os.path.join(journal, 'block-*.json')))
+        STATE['resume_output'] = output
+        STATE['resume_journal'] = journal
+        STATE['resume_reference'] = os.path.join(scene, 'big_reference.tif')
+        iface.addRasterLayer(big, 'big')
+        iface.setActiveLayer(layer_named('big'))
+        QTimer.singleShot(500, answer_resume_question)
+        iface.mainWindow().findChild(QAction, 'geodlClassifyActiveLayerLastModel').trigger()
+        RESULT['resume_task_started'] = QgsApplication.taskManager().countActiveTasks() > 0
+        STATE['start'] = time.time()
+    except Exception:
+        RESULT['error'] = traceback.format_exc()
+        QTimer.singleShot(2000, screenshot)
+        return
+    QTimer.singleShot(500, after_resume_task)
+
+
+def after_resume_task():
+    """Polls until the resumed task is done, then compares its classes with an uninterrupted
+    run's and leaves the project as it was for the screenshots."""
+    try:
+        if QgsApplication.taskManager().countActiveTasks() > 0 and time.time() - STATE['start'] < 180:
+            QTimer.singleShot(500, after_resume_task)
+            return
+        import subprocess
+        from osgeo import gdal
+        model = QgsSettings().value('geodl/lastModel')
+        reference = STATE['resume_reference']
+        subprocess.run([os.environ['GEODL_TEST_GEODL'], '-q', 'classify', '--input',
+                        os.path.join(os.environ['GEODL_TEST_SCENE'], 'big.tif'), '--model', model,
+                        '--output', reference], check=True, stdout=subprocess.DEVNULL)
+        # (GDAL's Python needs each dataset kept while its bands are read.)
+        resumed, uninterrupted = gdal.Open(STATE['resume_output']), gdal.Open(reference)
+        RESULT['resume_output'] = resumed is not None
+        if resumed is not None and uninterrupted is not None:
+            a, b = resumed.GetRasterBand(1), uninterrupted.GetRasterBand(1)
+            RESULT['resumed_as_uninterrupted'] = bool((a.ReadAsArray() == b.ReadAsArray()).all())
+            a = b = None
+        resumed = uninterrupted = None
+        RESULT['resume_journal_gone'] = not os.path.exists(STATE['resume_journal'])
+        for name in ('big classes', 'big'):
+            if layer_named(name) is not None:
+                QgsProject.instance().removeMapLayer(layer_named(name).id())
+        iface.setActiveLayer(layer_named('scene'))
+    except Exception:
+        RESULT['error'] = traceback.format_exc()
     # Let the window paint before grabbing it.
     QTimer.singleShot(2000, screenshot)
 

@@ -22,7 +22,7 @@ showTips340=false
 INI
 # The built-in scene, for geodl:createsamples inside QGIS.
 "$geodl" make-scene "$profiles/scene" --size 512 --seed 2 > /dev/null
-export GEODL_TEST_SCENE="$profiles/scene"
+export GEODL_TEST_SCENE="$profiles/scene" GEODL_TEST_GEODL="$geodl"
 # The model QGIS trains: resnet18_unet, with a pretrained-encoder file written from
 # torchvision's randomly initialised ResNet-18 where python3-torchvision is installed.
 export GEODL_TEST_MODEL=resnet18_unet GEODL_TEST_ENCODER=
@@ -87,6 +87,17 @@ if not result.get('context_menu_has_action'):
 if not (result.get('active_layer_task_started') and result.get('active_layer_result')
         and result.get('active_layer_renderer') == 'paletted' and result.get('active_layer_above_source')):
     problems.append('Classify Active Layer gave no styled layer above the source: %r' % result)
+# A stopped classification: Classify Active Layer asks whether to continue it, and continuing
+# gives an uninterrupted run's classes, with nothing of the stopped run left.
+if not (result.get('resume_stopped_exit') == 5 and result.get('resume_blocks_kept', 0) > 0
+        and 'run it again with the option resume' in result.get('resume_stopped_message', '')):
+    problems.append('the command line did not stop with finished blocks to resume: %r' % result)
+question = result.get('resume_question', '')
+if not ('was stopped with %d of its' % result.get('resume_blocks_kept', -1) in question and 'Continue it' in question):
+    problems.append('Classify Active Layer did not offer to continue the stopped run: %r' % question)
+if not (result.get('resume_task_started') and result.get('resume_output') and result.get('resumed_as_uninterrupted')
+        and result.get('resume_journal_gone')):
+    problems.append('the continued classification is not an uninterrupted run\'s: %r' % result)
 shots = [sys.argv[2]] + [os.path.join(os.path.dirname(sys.argv[2]), n)
                          for n in ('qgis_toolbox.png', 'qgis_classify_dialog.png')]
 for shot in shots:
@@ -108,7 +119,8 @@ if problems:
 print('QGIS %s desktop: plugin loaded, algorithms %s registered, max_batch=%d, %d+%d samples '
       'with their footprints opened in the project, a model trained with its report, the '
       'scene classified and opened with the model\'s classes, the active layer classified '
-      'by a task into a styled layer above it; the classify dialog shows %s; screenshots %s' % (
+      'by a task into a styled layer above it, a stopped classification continued when it '
+      'offered to (%s); the classify dialog shows %s; screenshots %s' % (
           result['qgis_version'], ', '.join(result['algorithms']), result['max_batch'], result['training_samples'],
-          result['validation_samples'], numbers, ', '.join(shots)))
+          result['validation_samples'], question, numbers, ', '.join(shots)))
 PY

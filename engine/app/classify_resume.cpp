@@ -1,0 +1,187 @@
+// Resuming a stopped classification (classify's resume): the journal of its finished blocks
+// (io/block_journal.h) opened for the run, and what the run must share with the stopped one.
+#include <filesystem>
+#include <regex>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "app/classify_stages.h"
+#include "base/metadata.h"
+#include "io/block_journal.h"
+
+namespace geodl {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// A file the run reads, as the journal records it: a resumed run must read the same bytes.
+nlohmann::json fileRecord(const std::string& path) {
+  if (path.empty()) return nullptr;
+  std::error_code ec;
+  const auto size = fs::file_size(path, ec);
+  const auto modified = fs::last_write_time(path, ec);
+  return {{"path", fs::absolute(path).lexically_normal().string()},
+          {"size", ec ? -1 : int64_t(size)},
+          {"modified", ec ? 0 : int64_t(modified.time_since_epoch().count())}};
+}
+
+std::string shown(const nlohmann::json& value) {
+  if (value.is_null()) return "none";
+  if (value.is_string()) return "'" + value.get<std::string>() + "'";
+  return value.dump();
+}
+
+// What differs between the stopped run (`then`) and this one, in words; empty when nothing.
+std::vector<std::string> differences(const nlohmann::json& then, const nlohmann::json& now) {
+  static const std::vector<std::pair<std::string, std::string>> files = {
+      {"input", "the input raster"}, {"model", "the model file"}, {"mask", "the mask"}};
+  std::vector<std::string> found;
+  if (then.value("geodl", "") != now.value("geodl", ""))
+    found.push_back("GeoDL's version (" + then.value("geodl", "") + " then, " + now.value("geodl", "") + " now)");
+  for (const auto& [key, role] : files) {
+    const nlohmann::json& a = then.contains(key) ? then[key] : nlohmann::json();
+    const nlohmann::json& b = now[key];
+    if (a == b) continue;
+    if (a.is_null() || b.is_null() || a["path"] != b["path"])
+      found.push_back("another " + role.substr(4) + " (" + shown(a.is_null() ? a : a["path"]) + " then, " +
+                      shown(b.is_null() ? b : b["path"]) + " now)");
+    else
+      found.push_back(role + " " + shown(b["path"]) + " has changed since (its size or time)");
+  }
+  for (const auto& [key, value] : now["options"].items()) {
+    const nlohmann::json& before = then.contains("options") && then["options"].contains(key)
+                                       ? then["options"][key] : nlohmann::json();
+    if (before != value)
+      found.push_back(classifyOptionNamed(key) + ": " + shown(before) + " then, " + shown(value) + " now");
+  }
+  if (found.empty() && then.value("plan", nlohmann::json()) != now["plan"])
+    found.push_back("the plan (windows, overlap and batch: " + then.value("plan", nlohmann::json()).dump() +
+                    " then, " + now["plan"].dump() + " now)");
+  return found;
+}
+
+}  // namespace
+
+std::string resumeDescription(const ClassifyOptions& o, const RunPlan& run) {
+  const TileJob& job = run.job;
+  return nlohmann::json{
+      {"geodl", metadata::kVersion},
+      {"input", fileRecord(o.input)},
+      {"model", fileRecord(o.model_path)},
+      {"mask", fileRecord(o.mask)},
+      // Every option that changes a pixel of the outputs, as given (the plan below as chosen).
+      {"options",
+       {{"window", o.window},
+        {"overlap", o.overlap},
+        {"batch_size", o.batch_size},
+        {"tta", o.tta},
+        {"precision", o.run.precision},
+        {"device", run.device_name},
+        {"extent", o.has_extent ? nlohmann::json(std::vector<double>(o.extent, o.extent + 4)) : nlohmann::json()},
+        {"mask_layer", o.mask_layer},
+        {"probabilities_path",
+         o.probabilities.empty() ? "" : fs::absolute(o.probabilities).lexically_normal().string()},
+        {"probabilities_float", o.probabilities_float},
+        {"cog", o.cog},
+        {"resample", o.resample}}},
+      {"plan",
+       {{"window", job.plan.window},
+        {"overlap", job.plan.overlap},
+        {"batch_size", job.batch_size},
+        {"width", job.plan.width},
+        {"height", job.plan.height},
+        {"blocks", job.plan.ys.size()}}}}
+      .dump(1);
+}
+
+ClassifyOptions withStoppedPlan(const ClassifyOptions& o) {
+  ClassifyOptions planned = o;
+  if (!o.resume || (o.window != 0 && o.batch_size != 0)) return planned;
+  try {
+    const std::string text = io::journalDescription({io::journalFolderOf(o.output), ""});
+    if (text.empty()) return planned;
+    const auto then = nlohmann::json::parse(text);
+    // Only where the stopped run chose them too: a different option is refused afterwards.
+    if (o.window == 0 && then.at("options").at("window") == 0) planned.window = then.at("plan").at("window");
+    if (o.batch_size == 0 && then.at("options").at("batch_size") == 0)
+      planned.batch_size = then.at("plan").at("batch_size");
+  } catch (const std::exception&) {  // an unreadable description: openJournal says so
+  }
+  return planned;
+}
+
+std::string resumeAdvice(const ClassifyOptions& o) {
+  return "the blocks it finished are kept in '" + io::journalFolderOf(o.output) + "': run it again with " +
+         classifyOptionNamed("resume") + " to continue from them";
+}
+
+std::optional<StoppedRun> stoppedClassification(const std::string& output) {
+  const io::JournalFolders folders{io::journalFolderOf(output), ""};
+  if (!io::journalHasBlocks(folders)) return std::nullopt;
+  try {
+    const auto then = nlohmann::json::parse(io::journalDescription(folders));
+    StoppedRun run;
+    run.input = then.at("input").at("path");
+    run.model = then.at("model").at("path");
+    run.blocks = then.at("plan").at("blocks");
+    static const std::regex marker(R"(block-[0-9]+\.json)");
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(folders.classes, ec))
+      if (std::regex_match(entry.path().filename().string(), marker)) ++run.finished;
+    return run;
+  } catch (const std::exception&) {  // no description, or a damaged one: nothing to offer
+    return std::nullopt;
+  }
+}
+
+std::vector<io::JournalBlock> openJournal(const ClassifyOptions& o, const RunPlan& run,
+                                          const io::JournalFolders& folders, Progress& progress) {
+  const std::string now = resumeDescription(o, run);
+  std::error_code ec;
+  const bool exists = fs::exists(folders.classes, ec);
+  const std::string then = exists ? io::journalDescription(folders) : "";
+  if (exists && o.resume && !then.empty()) {
+    nlohmann::json stopped;
+    try {
+      stopped = nlohmann::json::parse(then);
+    } catch (const std::exception&) {
+      throw InputError("cannot resume the classification into '" + o.output + "': '" + folders.classes +
+                       "/job.json' is damaged; run it without " + classifyOptionNamed("resume") + " to start again");
+    }
+    const std::vector<std::string> changed = differences(stopped, nlohmann::json::parse(now));
+    if (!changed.empty()) {
+      std::string list;
+      for (const auto& c : changed) list += (list.empty() ? "" : "; ") + c;
+      throw InputError("cannot resume the classification into '" + o.output + "': it is not the stopped run: " +
+                       list + ". Give the stopped run's options and files to resume it, or run without " +
+                       classifyOptionNamed("resume") + " to start again (its finished blocks are then discarded)");
+    }
+    std::vector<io::JournalBlock> blocks = io::finishedBlocks(folders);
+    const std::vector<int>& ys = run.job.plan.ys;
+    for (const auto& b : blocks)
+      if (b.block >= int(ys.size()) || b.y0 != ys[size_t(b.block)])
+        throw IoError("the finished block " + std::to_string(b.block) + " in '" + folders.classes +
+                      "' does not fit the run's plan (another job wrote there?): run without " +
+                      classifyOptionNamed("resume") + " to start again");
+    if (!folders.probabilities.empty()) fs::create_directories(folders.probabilities, ec);
+    std::ostringstream line;
+    line << "resuming: " << blocks.size() << " of " << ys.size() << " blocks were finished by the stopped run";
+    progress.log(line.str());
+    return blocks;
+  }
+  if (exists) {
+    const size_t finished = io::finishedBlocks(folders).size();
+    if (finished > 0)
+      progress.log("discarded the " + std::to_string(finished) + " finished blocks of a stopped run into '" +
+                   o.output + "' (" + classifyOptionNamed("resume") + " continues such a run)");
+  } else if (o.resume) {
+    progress.log("nothing to resume for '" + o.output + "': classifying it from the start");
+  }
+  io::removeJournal(folders);
+  io::startJournal(folders, now);
+  return {};
+}
+
+}  // namespace geodl

@@ -1,0 +1,178 @@
+#include "io/block_journal.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "base/atomic_file.h"
+#include "base/errors.h"
+#include "io/raster_tiles.h"
+
+namespace geodl::io {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kDescription = "job.json";
+
+std::string markerOf(const std::string& folder, int block) {
+  char name[32];
+  std::snprintf(name, sizeof name, "block-%06d.json", block);
+  return (fs::path(folder) / name).string();
+}
+
+std::string readText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return in ? text.str() : std::string();
+}
+
+// Removes what `keep` does not name from `folder` (a missing folder holds nothing).
+void removeAllBut(const std::string& folder, const std::vector<std::string>& keep) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(folder, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (std::find(keep.begin(), keep.end(), name) != keep.end()) continue;
+    std::error_code ignored;
+    fs::remove_all(entry.path(), ignored);
+  }
+}
+
+}  // namespace
+
+std::string journalFolderOf(const std::string& output) { return partialPathFor(output); }
+
+std::string blockFileName(int block) {
+  char name[32];
+  std::snprintf(name, sizeof name, "block-%06d.tif", block);
+  return name;
+}
+
+GeoTiffSpec rowsSpec(GeoTiffSpec spec, int y0, int rows) {
+  auto& gt = spec.geotransform;
+  gt[0] += y0 * gt[2];
+  gt[3] += y0 * gt[5];
+  spec.height = rows;
+  spec.cog = false;
+  return spec;
+}
+
+std::string JournalFolders::classBlock(int block) const { return (fs::path(classes) / blockFileName(block)).string(); }
+
+std::string JournalFolders::probabilityBlock(int block) const {
+  return probabilities.empty() ? "" : (fs::path(probabilities) / blockFileName(block)).string();
+}
+
+std::string journalDescription(const JournalFolders& folders) {
+  return readText((fs::path(folders.classes) / kDescription).string());
+}
+
+std::vector<JournalBlock> finishedBlocks(const JournalFolders& folders) {
+  static const std::regex marker(R"(block-([0-9]+)\.json)");
+  std::map<int, JournalBlock> done;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(folders.classes, ec)) {
+    std::smatch m;
+    const std::string name = entry.path().filename().string();
+    if (!std::regex_match(name, m, marker)) continue;
+    const int block = std::stoi(m[1].str());
+    std::error_code missing;
+    if (!fs::is_regular_file(folders.classBlock(block), missing)) continue;
+    if (!folders.probabilities.empty() && !fs::is_regular_file(folders.probabilityBlock(block), missing)) continue;
+    try {
+      const auto j = nlohmann::json::parse(readText(entry.path().string()));
+      JournalBlock b{block, j.at("y0").get<int>(), j.at("rows").get<int>(), std::vector<int64_t>(256, 0)};
+      for (const auto& [id, n] : j.at("id_pixels").items()) b.id_pixels.at(size_t(std::stoi(id))) = n.get<int64_t>();
+      if (j.at("block").get<int>() == block) done[block] = std::move(b);
+    } catch (const std::exception&) {  // a marker cut short is no marker: the block is computed again
+    }
+  }
+  std::vector<std::string> keep = {kDescription}, keep_probabilities;
+  std::vector<JournalBlock> blocks;
+  for (auto& [block, b] : done) {
+    const std::string file = blockFileName(block);
+    keep.insert(keep.end(), {fs::path(markerOf("", block)).filename().string(), file, file + ".aux.xml"});
+    keep_probabilities.insert(keep_probabilities.end(), {file, file + ".aux.xml"});
+    blocks.push_back(std::move(b));
+  }
+  removeAllBut(folders.classes, keep);
+  if (!folders.probabilities.empty()) removeAllBut(folders.probabilities, keep_probabilities);
+  return blocks;
+}
+
+void startJournal(const JournalFolders& folders, const std::string& description) {
+  try {
+    for (const std::string& folder : {folders.classes, folders.probabilities}) {
+      if (folder.empty()) continue;
+      std::error_code ec;
+      fs::create_directory(folder, ec);
+      if (ec || !fs::is_directory(folder))
+        throw writeFailure("the finished blocks of the run ('" + folder + "')", folder, ec.value(), ec.message());
+    }
+    writeTextAtomically((fs::path(folders.classes) / kDescription).string(), description);
+  } catch (...) {  // a full disk: nothing of the journal stays
+    removeJournal(folders);
+    throw;
+  }
+}
+
+void removeJournal(const JournalFolders& folders) {
+  for (const std::string& folder : {folders.classes, folders.probabilities}) {
+    std::error_code ignored;
+    if (!folder.empty()) fs::remove_all(folder, ignored);
+  }
+}
+
+bool journalHasBlocks(const JournalFolders& folders) {
+  static const std::regex marker(R"(block-[0-9]+\.json)");
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(folders.classes, ec))
+    if (std::regex_match(entry.path().filename().string(), marker)) return true;
+  return false;
+}
+
+void dropJournalMarkers(const JournalFolders& folders) {
+  static const std::regex marker(R"(block-[0-9]+\.json|job\.json)");
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(folders.classes, ec)) {
+    std::error_code ignored;
+    if (std::regex_match(entry.path().filename().string(), marker)) fs::remove(entry.path(), ignored);
+  }
+}
+
+JournalSink::JournalSink(JournalFolders folders, const GeoTiffSpec& classes, const GeoTiffSpec& probabilities,
+                         std::vector<int> ys, TileSink* inner)
+    : folders_(std::move(folders)), classes_(classes), probabilities_(probabilities), ys_(std::move(ys)),
+      inner_(inner),
+      type_(folders_.probabilities.empty() ? ProbabilityType::None
+            : probabilities.float32        ? ProbabilityType::Float32
+                                           : ProbabilityType::Byte) {}
+
+void JournalSink::writeRows(int y, int n, const uint8_t* ids, const void* probabilities) {
+  if (inner_) inner_->writeRows(y, n, ids, probabilities);
+  const auto at = std::lower_bound(ys_.begin(), ys_.end(), y);
+  if (at == ys_.end() || *at != y) throw IoError("rows from " + std::to_string(y) + " do not start a block");
+  const int block = int(at - ys_.begin());
+  GeoTiffTileSink files(folders_.classBlock(block), rowsSpec(classes_, y, n), folders_.probabilityBlock(block),
+                        rowsSpec(probabilities_, y, n));
+  files.writeRows(0, n, ids, probabilities);
+  files.finish();
+  files.commit();
+  std::vector<int64_t> counts(256, 0);
+  for (size_t i = 0, end = size_t(n) * size_t(classes_.width); i < end; ++i) ++counts[ids[i]];
+  nlohmann::json id_pixels = nlohmann::json::object();
+  for (size_t id = 0; id < counts.size(); ++id)
+    if (counts[id]) id_pixels[std::to_string(id)] = counts[id];
+  writeTextAtomically(markerOf(folders_.classes, block),
+                      nlohmann::json{{"block", block}, {"y0", y}, {"rows", n}, {"id_pixels", id_pixels}}.dump());
+}
+
+}  // namespace geodl::io

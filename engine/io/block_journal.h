@@ -1,0 +1,81 @@
+// The finished blocks of a classification, kept beside its outputs while it runs, so that a
+// run stopped by anything (a kill -9, a lost rank, a time limit, a cancel in QGIS) can be
+// resumed from them (classify's resume): each block of rows the ranks finish is written as a
+// GeoTIFF of its own, then marked done; a resumed run computes only the blocks not marked.
+//
+//   .classes.tif.partial/job.json         what the run was (a resume must be the same run)
+//   .classes.tif.partial/block-000012.tif  block 12's classes (rows [ys[12], ys[13]))
+//   .classes.tif.partial/block-000012.json block 12 done: its rows and pixels per class id
+//   .probs.tif.partial/block-000012.tif    its probabilities, beside the probability output
+//
+// A block file without its marker is one being written when the run stopped; the next run
+// removes it. With a .vrt output the blocks are the parts: the class journal becomes the
+// parts folder when the run commits (io/parts_vrt.h); with a GeoTIFF the journal goes once
+// the output is in place.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/tiles.h"
+#include "io/geotiff_writer.h"
+
+namespace geodl::io {
+
+// ".NAME.partial" beside `output` (or ".geodl-HASH.partial" where that name is too long).
+std::string journalFolderOf(const std::string& output);
+// "block-000012.tif"
+std::string blockFileName(int block);
+
+// Rows [y0, y0 + rows) of the raster `spec` describes: its grid moved down, never a COG.
+GeoTiffSpec rowsSpec(GeoTiffSpec spec, int y0, int rows);
+
+// A block marked done: its rows, and its pixels per class id (256 entries; 255: nodata).
+struct JournalBlock {
+  int block = 0, y0 = 0, rows = 0;
+  std::vector<int64_t> id_pixels;
+};
+
+// The journal folders of one run: the classes', and the probabilities' (empty: none).
+struct JournalFolders {
+  std::string classes, probabilities;
+  std::string classBlock(int block) const;        // the block's class file
+  std::string probabilityBlock(int block) const;  // its probability file ("" without)
+};
+
+// The description of the run whose journal this is (job.json); empty when there is none
+// (no journal, or one from before its description was written).
+std::string journalDescription(const JournalFolders& folders);
+// The blocks marked done whose files are all there, in block order; everything else in the
+// folders (blocks being written when the run stopped, temporaries) is removed.
+std::vector<JournalBlock> finishedBlocks(const JournalFolders& folders);
+// Both folders made (empty; throws IoError) and the run's description written.
+void startJournal(const JournalFolders& folders, const std::string& description);
+// Both folders removed, with whatever they hold.
+void removeJournal(const JournalFolders& folders);
+// Whether the class journal holds any block marked done.
+bool journalHasBlocks(const JournalFolders& folders);
+// The markers and the description removed, so that the class folder holds only its blocks
+// (a .vrt's parts).
+void dropJournalMarkers(const JournalFolders& folders);
+
+// Writes each block of rows it is given (the rows of one block: [ys[k], ys[k + 1])) into the
+// journal, flushed to disk, then marks it done; passes the rows on to `inner` when given
+// (rank 0 streaming into a GeoTIFF). Throws IoError naming the block's file.
+class JournalSink final : public TileSink {
+ public:
+  JournalSink(JournalFolders folders, const GeoTiffSpec& classes, const GeoTiffSpec& probabilities,
+              std::vector<int> ys, TileSink* inner);
+  ProbabilityType probabilities() const override { return type_; }
+  void writeRows(int y, int n, const uint8_t* ids, const void* probabilities) override;
+
+ private:
+  JournalFolders folders_;
+  GeoTiffSpec classes_, probabilities_;
+  std::vector<int> ys_;
+  TileSink* inner_;
+  ProbabilityType type_;
+};
+
+}  // namespace geodl::io

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# Resume (geodl classify --resume): a classification killed with SIGKILL or stopped with
+# SIGTERM at 30, 60 and 90% of its run, on one process (GeoTIFF outputs) and on 2 ranks (VRT
+# outputs written in place), then resumed: the outputs are byte for byte those of an
+# uninterrupted run at the same threads, no block finished before the stop is computed again,
+# and nothing of the journal is left. A lost rank (SIGKILL of rank 1 alone) resumes too. A
+# resume with another option or another model is refused, naming it, with the journal kept;
+# a run without --resume discards it.
+# Usage: resume.sh GEODL MODEL WORKDIR
+set -euo pipefail
+geodl=$(realpath "$1") model=$(realpath "$2") work=$3
+rm -rf "$work" && mkdir -p "$work"
+work=$(realpath "$work")
+cd "$work"
+fail() { echo "resume: $*"; exit 1; }
+
+# A 1000 x 1000 raster at the model's pixel size (0.5 m): the model's scene, enlarged.
+raster=$(dirname "$model")/../scene_val.tif
+[ -f "$raster" ] || fail "no $raster"
+gdal_translate -q -outsize 1000 1000 -r bilinear -a_ullr 500000 4000500 500500 4000000 "$raster" big.tif
+classify=(classify --model "$model" --input big.tif --window 96 --overlap 25 --batch-size 4 --threads 1
+          --probabilities --polygons)
+
+start=$(date +%s%N); "$geodl" --version > /dev/null; end=$(date +%s%N)
+startup_ms=$(( (end - start) / 1000000 ))
+
+# Outputs of an uninterrupted run: the reference of each layout.
+timed() { local s e; s=$(date +%s%N); "$@" > "$work/ref.log" 2>&1 || { cat "$work/ref.log"; fail "$* failed"; }; e=$(date +%s%N); echo $(( (e - s) / 1000000 )); }
+one_ms=$(timed "$geodl" -q "${classify[@]}" --output ref1/c.tif)
+two_ms=$(timed "$geodl" -q "${classify[@]}" --output ref2/c.vrt --nproc 2)
+echo "uninterrupted: one process ${one_ms} ms, 2 ranks ${two_ms} ms (startup ${startup_ms} ms)"
+
+# The same bytes as the reference: every file, the polygons by their features.
+same_outputs() {
+  local ref=$1 out=$2 what=$3 f
+  for f in $(cd "$ref" && find . -type f ! -name '*.gpkg' | sort); do
+    cmp -s "$ref/$f" "$out/$f" || fail "$what: $f differs from an uninterrupted run's"
+  done
+  [ "$(cd "$ref" && find . -type f | sort)" = "$(cd "$out" && find . -type f | sort)" ] ||
+    { ls -laR "$out"; fail "$what: other files than an uninterrupted run's"; }
+  [ "$(ogrinfo -al -q "$ref/c_polygons.gpkg" | md5sum)" = "$(ogrinfo -al -q "$out/c_polygons.gpkg" | md5sum)" ] ||
+    fail "$what: the polygons differ"
+  if find "$out" -name '*.partial' -o -name '*.tmp-*' | grep -q .; then find "$out"; fail "$what: leftovers"; fi
+}
+
+resumed=0 cases=0
+# stop LAYOUT SIGNAL FRACTION: run, stop, resume, compare.
+stop_and_resume() {
+  local layout=$1 signal=$2 fraction=$3 out args whole_ms
+  if [ "$layout" = one ]; then out=one-$signal-$fraction args=(--output "one-$signal-$fraction/c.tif") whole_ms=$one_ms
+  else out=two-$signal-$fraction args=(--output "two-$signal-$fraction/c.vrt" --nproc 2) whole_ms=$two_ms; fi
+  "$geodl" "${classify[@]}" "${args[@]}" > "$out.log" 2>&1 &
+  local pid=$!
+  sleep "$(awk "BEGIN { print ($startup_ms + ($whole_ms - $startup_ms) * $fraction / 100) / 1000 }")"
+  case $signal in
+    KILL) pkill -KILL -P $pid 2>/dev/null || true; kill -KILL $pid 2>/dev/null || true ;;  # the node is lost
+    TERM) kill -TERM $pid 2>/dev/null || true ;;                                              # a time limit
+    RANK) pkill -KILL -n -P $pid 2>/dev/null || true ;;                                       # rank 1 alone
+  esac
+  set +e; wait $pid; local code=$?; set -e
+  if [ $signal = TERM ] && [ $code != 5 ] && [ $code != 0 ]; then cat "$out.log"; fail "exit $code after SIGTERM"; fi
+  # Stopped by itself with finished blocks, it says how to resume.
+  if [ $code = 5 ] && find "$out" -name 'block-*.json' | grep -q . && ! grep -q "run it again with the option resume" "$out.log"
+  then cat "$out.log"; fail "$layout: no word of resume after $signal"; fi
+  sleep 0.2  # the ranks a SIGKILL of the launcher left end at their next collective
+  "$geodl" "${classify[@]}" "${args[@]}" --resume > "$out-resumed.log" 2>&1 ||
+    { cat "$out-resumed.log"; fail "$layout: the resume after $signal at $fraction% failed"; }
+  local line
+  line=$(grep -o "resuming: [0-9]* of [0-9]* blocks" "$out-resumed.log" || true)
+  [ -n "$line" ] && [ "$(echo "$line" | cut -d' ' -f2)" -gt 0 ] && resumed=$((resumed + 1))
+  cases=$((cases + 1))
+  if [ "$layout" = one ]; then same_outputs ref1 "$out" "$layout, $signal at $fraction%"
+  else same_outputs ref2 "$out" "$layout, $signal at $fraction%"; fi
+  echo "$layout, $signal at $fraction% (exit $code): ${line:-stopped before the first block}; resumed to the same bytes"
+}
+
+for layout in one two; do
+  for signal in KILL TERM; do
+    for fraction in 30 60 90; do stop_and_resume $layout $signal $fraction; done
+  done
+done
+stop_and_resume two RANK 50
+# Most stops fall between blocks: at least half of them had finished blocks to resume from.
+[ $resumed -ge $((cases / 2)) ] || fail "only $resumed of $cases stops left finished blocks: the run is too short?"
+
+# A resume that is not the stopped run: refused before anything is written, naming what
+# differs, with the journal kept for the right resume.
+"$geodl" "${classify[@]}" --output changed/c.tif > changed.log 2>&1 &
+pid=$!
+for _ in $(seq 1 500); do
+  ls changed/.c.tif.partial/block-*.json > /dev/null 2>&1 && break
+  sleep 0.02
+done
+kill -KILL $pid; wait $pid 2>/dev/null || true
+blocks=$(ls changed/.c.tif.partial/block-*.json | wc -l)
+[ "$blocks" -gt 0 ] || fail "no block finished before the kill"
+code=0
+"$geodl" "${classify[@]}" --output changed/c.tif --resume --tta > refused.log 2>&1 || code=$?
+[ $code = 3 ] && grep -q "it is not the stopped run: the option tta (inference.tta, --tta, TTA): false then, true now" refused.log ||
+  { cat refused.log; fail "a resume with --tta: exit $code"; }
+[ ! -e changed/c.tif ] && [ "$(ls changed/.c.tif.partial/block-*.json | wc -l)" = "$blocks" ] ||
+  fail "the refused resume touched the journal or wrote an output"
+cp "$model" other-model.pt && touch -d '2001-01-01' other-model.pt
+code=0
+"$geodl" classify --model other-model.pt "${classify[@]:3}" --output changed/c.tif --resume > refused.log 2>&1 || code=$?
+[ $code = 3 ] && grep -q "another model file ('.*model.pt' then, '.*other-model.pt' now)" refused.log ||
+  { cat refused.log; fail "a resume with another model: exit $code"; }
+# Without --resume the stopped run's blocks are discarded, and the run starts again.
+"$geodl" "${classify[@]}" --output changed/c.tif > restarted.log 2>&1
+grep -q "discarded the $blocks finished blocks of a stopped run" restarted.log || { cat restarted.log; fail "not discarded"; }
+same_outputs ref1 changed "a run that discarded a stopped one"
+# --resume with nothing to resume classifies from the start.
+"$geodl" "${classify[@]}" --output fresh/c.tif --resume > fresh.log 2>&1
+grep -q "nothing to resume" fresh.log || fail "no word that there was nothing to resume"
+same_outputs ref1 fresh "--resume with nothing to resume"
+echo "resume: $cases stops ($resumed with finished blocks), each resumed to an uninterrupted run's bytes; a resume with other options refused"

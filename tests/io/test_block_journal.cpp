@@ -1,0 +1,157 @@
+// The journal of a classification's finished blocks (io/block_journal.h): each block written
+// through the sink reads back as written and is marked done with its pixels per class; a
+// block without its marker, a marker cut short and the temporaries of a killed run are not
+// finished blocks and go; the description and the folders' life.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+
+#include "io/block_journal.h"
+#include "io/gdal_util.h"
+#include "io/gis_fixtures.h"
+#include "io/raster_tiles.h"
+
+namespace geodl {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A 12 x 10 raster of 3 classes in blocks of rows starting at 0, 4 and 7.
+io::GeoTiffSpec classes12x10() {
+  io::GeoTiffSpec spec;
+  spec.width = 12;
+  spec.height = 10;
+  spec.geotransform = {1000, 0.5, 0, 2000, 0, -0.5};
+  spec.has_nodata = true;
+  spec.nodata = 255;
+  spec.categories = {"a", "b", "c"};
+  return spec;
+}
+const std::vector<int> kBlocks = {0, 4, 7};
+
+uint8_t id(int c, int r) { return r == 9 && c < 3 ? 255 : uint8_t((c + 2 * r) % 3); }
+
+// Rows [y, y + n): the ids, and 3 Byte probability planes.
+void rows(int y, int n, std::vector<uint8_t>& ids, std::vector<uint8_t>& probabilities) {
+  ids.clear();
+  probabilities.assign(size_t(3) * n * 12, 0);
+  for (int r = y; r < y + n; ++r)
+    for (int c = 0; c < 12; ++c) {
+      ids.push_back(id(c, r));
+      for (int k = 0; k < 3; ++k) probabilities[(size_t(k) * n + size_t(r - y)) * 12 + size_t(c)] = uint8_t(10 * k + r);
+    }
+}
+
+std::vector<uint8_t> readBand(const std::string& path, int band) {
+  io::Dataset ds = io::openRaster(path);
+  std::vector<uint8_t> v(size_t(ds->GetRasterXSize()) * ds->GetRasterYSize());
+  EXPECT_EQ(ds->GetRasterBand(band)->RasterIO(GF_Read, 0, 0, ds->GetRasterXSize(), ds->GetRasterYSize(), v.data(),
+                                              ds->GetRasterXSize(), ds->GetRasterYSize(), GDT_Byte, 0, 0, nullptr),
+            CE_None);
+  return v;
+}
+
+std::vector<std::string> names(const std::string& folder) {
+  std::vector<std::string> n;
+  for (const auto& e : fs::directory_iterator(folder)) n.push_back(e.path().filename().string());
+  std::sort(n.begin(), n.end());
+  return n;
+}
+
+TEST(BlockJournal, BlocksWrittenThroughTheSinkAreMarkedAndReadBack) {
+  test::TempDir dir;
+  EXPECT_EQ(io::journalFolderOf(dir.path("c.tif")), dir.path(".c.tif.partial"));
+  const io::JournalFolders folders{io::journalFolderOf(dir.path("c.tif")), io::journalFolderOf(dir.path("p.tif"))};
+  EXPECT_EQ(io::journalDescription(folders), "");
+  io::startJournal(folders, "{\"run\": 1}");
+  EXPECT_EQ(io::journalDescription(folders), "{\"run\": 1}");
+  EXPECT_FALSE(io::journalHasBlocks(folders));
+
+  io::GeoTiffSpec probabilities = classes12x10();
+  probabilities.bands = 3;
+  probabilities.has_nodata = false;
+  probabilities.categories.clear();
+  // An inner sink gets the rows too (rank 0 streaming its first blocks into its outputs).
+  io::GeoTiffTileSink whole(dir.path("whole.tif"), classes12x10(), dir.path("whole_p.tif"), probabilities);
+  io::JournalSink streamed(folders, classes12x10(), probabilities, kBlocks, &whole);
+  io::JournalSink sink(folders, classes12x10(), probabilities, kBlocks, nullptr);
+  EXPECT_EQ(sink.probabilities(), ProbabilityType::Byte);
+  std::vector<uint8_t> ids, probs;
+  rows(0, 4, ids, probs);
+  streamed.writeRows(0, 4, ids.data(), probs.data());
+  const std::vector<uint8_t> first_ids = ids;
+  rows(7, 3, ids, probs);
+  sink.writeRows(7, 3, ids.data(), probs.data());  // block 1 is another rank's
+  whole.finish();
+  const std::vector<uint8_t> streamed_back = readBand(whole.finishedClasses(), 1);
+  EXPECT_EQ(std::vector<uint8_t>(streamed_back.begin(), streamed_back.begin() + 48), first_ids);
+  test::expectErrorContaining([&] { sink.writeRows(5, 1, ids.data(), probs.data()); }, "do not start a block");
+  EXPECT_TRUE(io::journalHasBlocks(folders));
+
+  const auto done = io::finishedBlocks(folders);
+  ASSERT_EQ(done.size(), 2u);
+  EXPECT_EQ(done[0].block, 0);
+  EXPECT_EQ(done[1].block, 2);
+  EXPECT_EQ(done[1].y0, 7);
+  EXPECT_EQ(done[1].rows, 3);
+  // Block 2's pixels per class id, counted from the ids written.
+  std::vector<int64_t> counted(256, 0);
+  for (int r = 7; r < 10; ++r)
+    for (int c = 0; c < 12; ++c) ++counted[id(c, r)];
+  EXPECT_EQ(done[1].id_pixels, counted);
+  EXPECT_EQ(done[1].id_pixels[255], 3);
+  EXPECT_EQ(std::accumulate(done[0].id_pixels.begin(), done[0].id_pixels.end(), int64_t(0)), 4 * 12);
+
+  // Each block's files hold its rows, on the grid of the whole raster.
+  rows(7, 3, ids, probs);
+  EXPECT_EQ(readBand(folders.classBlock(2), 1), ids);
+  EXPECT_EQ(readBand(folders.probabilityBlock(2), 3),
+            std::vector<uint8_t>(probs.begin() + 2 * 36, probs.begin() + 3 * 36));
+  io::Dataset ds = io::openRaster(folders.classBlock(2));
+  double gt[6];
+  ds->GetGeoTransform(gt);
+  EXPECT_DOUBLE_EQ(gt[3], 2000 - 7 * 0.5);
+  EXPECT_EQ(ds->GetRasterYSize(), 3);
+
+  // A block being written when the run was killed (files without a marker), a marker cut
+  // short, and a temporary: none is a finished block, and all go.
+  rows(4, 3, ids, probs);
+  {
+    io::GeoTiffTileSink half(folders.classBlock(1), io::rowsSpec(classes12x10(), 4, 3), folders.probabilityBlock(1),
+                             io::rowsSpec(probabilities, 4, 3));
+    half.writeRows(0, 3, ids.data(), probs.data());
+    half.finish();
+    half.commit();
+  }
+  std::ofstream(fs::path(folders.classes) / "block-000000.json", std::ios::trunc) << "{\"block\": 0, \"y0";
+  std::ofstream(fs::path(folders.classes) / ".block-000001.tif.tmp-99999999.tif") << "x";
+  const auto left = io::finishedBlocks(folders);
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_EQ(left[0].block, 2);
+  EXPECT_EQ(names(folders.classes), (std::vector<std::string>{"block-000002.json", "block-000002.tif",
+                                                              "block-000002.tif.aux.xml", "job.json"}));
+  EXPECT_EQ(names(folders.probabilities), (std::vector<std::string>{"block-000002.tif"}));
+
+  // A .vrt's parts: the markers and the description go, the blocks stay.
+  io::dropJournalMarkers(folders);
+  EXPECT_EQ(names(folders.classes), (std::vector<std::string>{"block-000002.tif", "block-000002.tif.aux.xml"}));
+  EXPECT_FALSE(io::journalHasBlocks(folders));
+  io::removeJournal(folders);
+  EXPECT_FALSE(fs::exists(folders.classes));
+  EXPECT_FALSE(fs::exists(folders.probabilities));
+}
+
+TEST(BlockJournal, ALongOutputNameHasAJournalName) {
+  test::TempDir dir;
+  const std::string name(250, 'n');
+  const std::string folder = io::journalFolderOf(dir.path(name + ".tif"));
+  EXPECT_LE(fs::path(folder).filename().string().size(), 255u);
+  EXPECT_EQ(fs::path(folder).filename().string().rfind(".geodl-", 0), 0u) << folder;
+  io::startJournal({folder, ""}, "{}");
+  EXPECT_TRUE(fs::is_directory(folder));
+}
+
+}  // namespace
+}  // namespace geodl
