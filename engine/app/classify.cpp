@@ -144,16 +144,19 @@ struct RunCounts {
   int64_t nodata_pixels = 0;
   int64_t windows = 0;      // computed, each once (a band's own blocks)
   int64_t non_finite = 0;   // NaN or infinite pixels read that the raster does not declare nodata
+  int64_t journal_blocks = 0, journal_us = 0;  // written into the journal by this run, and the time
 
   void sumOver(DataParallel& ranks) {
     std::vector<int64_t> all = class_pixels;
-    all.insert(all.end(), {nodata_pixels, windows, non_finite});
+    all.insert(all.end(), {nodata_pixels, windows, non_finite, journal_blocks, journal_us});
     ranks.sum(all);
     const size_t n = class_pixels.size();
     class_pixels.assign(all.begin(), all.begin() + long(n));
     nodata_pixels = all[n];
     windows = all[n + 1];
     non_finite = all[n + 2];
+    journal_blocks = all[n + 3];
+    journal_us = all[n + 4];
   }
 };
 
@@ -352,6 +355,8 @@ RunCounts computeBand(const ClassifyOptions& o, DataParallel& ranks, RunPlan& ru
     counts.nodata_pixels += tiles.nodata_pixels;
     counts.windows += windowsOf(job, range.first_block, end);  // the rows before are another block's
     if (streamed) out.sink_next = end;
+    counts.journal_us += int64_t(sink.writingSeconds() * 1e6);
+    counts.journal_blocks += end - range.first_block;
   }
   job.band = RowBand{};
   for (const io::JournalBlock& b : out.resumed) {  // rank 0 alone has them
@@ -363,6 +368,13 @@ RunCounts computeBand(const ClassifyOptions& o, DataParallel& ranks, RunPlan& ru
   counts.non_finite = run.reader->undeclaredNonFinitePixels();
   ranks.awaitAll("classified:" + o.output, [&] { shared.showJob(); });
   counts.sumOver(ranks);
+  if (ranks.writes()) {
+    std::ostringstream line;  // what keeping the blocks for resume cost (beside the model)
+    line << "journal for resume: " << counts.journal_blocks << (counts.journal_blocks == 1 ? " block" : " blocks")
+         << " written in " << std::fixed << std::setprecision(2) << double(counts.journal_us) / 1e6
+         << " s, summed over the ranks";
+    progress.log(line.str());
+  }
   return counts;
 }
 

@@ -2,12 +2,15 @@
 // before the first starts, and shared by the ranks (whole rasters, or bands of one).
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <optional>
 #include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "app/classify_stages.h"
 #include "app/job_outputs.h"
+#include "base/atomic_file.h"
 #include "base/errors.h"
 #include "base/file_identity.h"
 #include "base/file_kind.h"
@@ -157,6 +160,60 @@ std::vector<int> rasterOwners(const JobRasters& job, int ranks) {
   return owner;
 }
 
+// The rasters of a job of many that are finished (classify's resume): a record of each one's
+// result, written once its outputs are in place, in a folder beside the first output
+// (".classify-job.partial"); the job removes it when it ends well. A job resumed finds the
+// rasters whose files and options are those of the record (finishedRunKey) and keeps them.
+class JobJournal {
+ public:
+  explicit JobJournal(const std::vector<ClassifyOptions>& runs)
+      : folder_(runs.size() > 1 ? partialPathFor((fs::path(runs.front().output).parent_path() / "classify-job").string())
+                                : "") {}
+
+  // Rank 0, before any raster: the results of the finished rasters (resume), by index, as
+  // JSON; without resume the records of a stopped job go.
+  nlohmann::json open(const std::vector<ClassifyOptions>& runs, Progress& progress) const {
+    nlohmann::json finished = nlohmann::json::object();
+    if (folder_.empty()) return finished;
+    std::error_code ec;
+    if (!runs.front().resume) {
+      fs::remove_all(folder_, ec);
+      return finished;
+    }
+    for (size_t i = 0; i < runs.size(); ++i) {
+      std::ifstream in(record(i));
+      if (!in) continue;
+      try {
+        const auto r = nlohmann::json::parse(in);
+        if (r.at("key").get<std::string>() == finishedRunKey(runs[i])) finished[std::to_string(i)] = r.at("result");
+      } catch (const std::exception&) {  // a record cut short: the raster is classified again
+      }
+    }
+    if (!finished.empty())
+      progress.log("resuming the job: " + std::to_string(finished.size()) + " of " + std::to_string(runs.size()) +
+                   " rasters were classified before the stop");
+    return finished;
+  }
+
+  // The rank that classified raster `i`, once its outputs are in place.
+  void record(size_t i, const ClassifyOptions& run, const ClassifyResult& result) const {
+    if (folder_.empty() || !result.skipped.empty()) return;
+    std::error_code ec;
+    fs::create_directories(folder_, ec);
+    writeTextAtomically(record(i), nlohmann::json{{"key", finishedRunKey(run)}, {"result", result}}.dump());
+  }
+
+  // Rank 0, the job done.
+  void remove() const {
+    std::error_code ec;
+    if (!folder_.empty()) fs::remove_all(folder_, ec);
+  }
+
+ private:
+  std::string record(size_t i) const { return (fs::path(folder_) / ("raster-" + std::to_string(i) + ".json")).string(); }
+  std::string folder_;
+};
+
 ClassifyResult skippedRun(const ClassifyOptions& run, const std::string& why, Progress& progress) {
   progress.log("warning: skipped '" + run.input + "' (on_error: skip): " + why);
   ClassifyResult r;
@@ -199,6 +256,14 @@ void classifyAll(const std::vector<ClassifyOptions>& given, Progress& progress,
   }
   const JobRasters rasters = runs.size() > 1 ? openRasters(runs) : JobRasters{{1}, {""}};
   const std::vector<int64_t>& pixels = rasters.pixels;
+  // Resume: the rasters a stopped job finished, known to every rank.
+  const JobJournal journal(runs);
+  const nlohmann::json finished = nlohmann::json::parse(
+      ranks.gatherText((ranks.writes() ? journal.open(runs, progress) : nlohmann::json::object()).dump()).front());
+  const auto finishedResult = [&](size_t i) -> std::optional<ClassifyResult> {
+    if (!finished.contains(std::to_string(i))) return std::nullopt;
+    return finished.at(std::to_string(i)).get<ClassifyResult>();
+  };
   if (!ranks.active() || runs.size() < size_t(ranks.size())) {
     // Each raster in turn, shared in bands; the progress by pixels, for the whole job's ETA.
     int64_t total = 0, at = 0;
@@ -208,22 +273,32 @@ void classifyAll(const std::vector<ClassifyOptions>& given, Progress& progress,
                        double(at + pixels[i]) / double(std::max<int64_t>(1, total)));
       at += pixels[i];
       ClassifyResult result;
-      if (!rasters.unopened[i].empty())
-        result = skippedRun(runs[i], rasters.unopened[i], progress);
-      else if (!ranks.active())
-        result = classifyOrSkip(runs[i], part, [&] { return classifyShared(runs[i], ranks, part); });
-      else
-        ranks.guarded([&] { result = classifyShared(runs[i], ranks, part); });
+      if (const auto kept = finishedResult(i)) {
+        result = *kept;
+        if (ranks.writes()) progress.log("'" + runs[i].input + "' was classified before the stop: kept");
+      } else {
+        if (!rasters.unopened[i].empty())
+          result = skippedRun(runs[i], rasters.unopened[i], progress);
+        else if (!ranks.active())
+          result = classifyOrSkip(runs[i], part, [&] { return classifyShared(runs[i], ranks, part); });
+        else
+          ranks.guarded([&] { result = classifyShared(runs[i], ranks, part); });
+        if (ranks.writes()) journal.record(i, runs[i], result);
+      }
       if (ranks.writes() && done) done(i, result);
     }
     ranks.barrier();
+    if (ranks.writes()) journal.remove();
     return;
   }
-  // More rasters than ranks: whole rasters each.
-  const std::vector<int> owner = rasterOwners(rasters, ranks.size());
+  // More rasters than ranks: whole rasters each (those finished before a stop left out).
+  JobRasters left = rasters;
+  for (size_t i = 0; i < runs.size(); ++i)
+    if (finishedResult(i)) left.unopened[i] = "finished";
+  const std::vector<int> owner = rasterOwners(left, ranks.size());
   int64_t total = 0, mine = 0;
   for (size_t i = 0; i < runs.size(); ++i) {
-    total += pixels[i];
+    if (owner[i] >= 0) total += pixels[i];
     if (owner[i] == ranks.rank()) mine += pixels[i];
   }
   RankProgress shared(progress, ranks, "pixels:rasters", total, mine);
@@ -235,6 +310,7 @@ void classifyAll(const std::vector<ClassifyOptions>& given, Progress& progress,
       SubProgress part(shared, double(at) / double(std::max<int64_t>(1, mine)),
                        double(at + pixels[i]) / double(std::max<int64_t>(1, mine)));
       const ClassifyResult r = classifyOrSkip(runs[i], part, [&] { return classify(runs[i], part); });
+      journal.record(i, runs[i], r);
       at += pixels[i];
       results[std::to_string(i)] = r;
     }
@@ -242,15 +318,19 @@ void classifyAll(const std::vector<ClassifyOptions>& given, Progress& progress,
   ranks.awaitAll("rasters", [&] { shared.showJob(); });
   const std::vector<std::string> all = ranks.gatherText(results.dump());
   ranks.barrier();
+  if (ranks.writes()) journal.remove();
   if (!ranks.writes() || !done) return;
   nlohmann::json merged = nlohmann::json::object();
   for (const auto& text : all) merged.update(nlohmann::json::parse(text));
   for (size_t i = 0; i < runs.size(); ++i) {
-    if (!rasters.unopened[i].empty()) {
+    if (const auto kept = finishedResult(i)) {
+      progress.log("'" + runs[i].input + "' was classified before the stop: kept");
+      done(i, *kept);
+    } else if (!rasters.unopened[i].empty()) {
       done(i, skippedRun(runs[i], rasters.unopened[i], progress));
-      continue;
+    } else {
+      done(i, merged.at(std::to_string(i)).get<ClassifyResult>());
     }
-    done(i, merged.at(std::to_string(i)).get<ClassifyResult>());
   }
 }
 

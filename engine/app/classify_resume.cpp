@@ -64,6 +64,32 @@ std::vector<std::string> differences(const nlohmann::json& then, const nlohmann:
 
 }  // namespace
 
+std::string finishedRunKey(const ClassifyOptions& o) {
+  return nlohmann::json{
+      {"geodl", metadata::kVersion},
+      {"input", fileRecord(o.input)},
+      {"model", fileRecord(o.model_path)},
+      {"mask", fileRecord(o.mask)},
+      {"options",
+       {{"window", o.window},
+        {"overlap", o.overlap},
+        {"batch_size", o.batch_size},
+        {"tta", o.tta},
+        {"precision", o.run.precision},
+        {"device", o.run.device},
+        {"extent", o.has_extent ? nlohmann::json(std::vector<double>(o.extent, o.extent + 4)) : nlohmann::json()},
+        {"mask_layer", o.mask_layer},
+        {"probabilities", o.probabilities},
+        {"probabilities_float", o.probabilities_float},
+        {"polygons", o.polygons},
+        {"min_area", o.min_area},
+        {"cog", o.cog},
+        {"resample", o.resample},
+        {"accept_mismatch", o.accept_mismatch}}},
+      {"output", fileRecord(o.output)}}
+      .dump();
+}
+
 std::string resumeDescription(const ClassifyOptions& o, const RunPlan& run) {
   const TileJob& job = run.job;
   return nlohmann::json{

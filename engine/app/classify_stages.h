@@ -68,6 +68,9 @@ std::string resumeDescription(const ClassifyOptions& o, const RunPlan& run);
 // With resume, the options with the stopped run's window and batch size where both leave
 // them automatic (the memory measured now could choose others).
 ClassifyOptions withStoppedPlan(const ClassifyOptions& o);
+// A finished raster of a job of many as resume recognises it (JSON): the files it read and
+// wrote (path, size, time) and its options.
+std::string finishedRunKey(const ClassifyOptions& o);
 // "the blocks it finished are kept in '...': run it again with ... resume ... to continue".
 std::string resumeAdvice(const ClassifyOptions& o);
 // Rank 0, with the outputs locked: the run's journal resumed (throws InputError naming what

@@ -1,6 +1,7 @@
 #include "io/block_journal.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -161,6 +162,7 @@ void JournalSink::writeRows(int y, int n, const uint8_t* ids, const void* probab
   const auto at = std::lower_bound(ys_.begin(), ys_.end(), y);
   if (at == ys_.end() || *at != y) throw IoError("rows from " + std::to_string(y) + " do not start a block");
   const int block = int(at - ys_.begin());
+  const auto start = std::chrono::steady_clock::now();
   GeoTiffTileSink files(folders_.classBlock(block), rowsSpec(classes_, y, n), folders_.probabilityBlock(block),
                         rowsSpec(probabilities_, y, n));
   files.writeRows(0, n, ids, probabilities);
@@ -173,6 +175,7 @@ void JournalSink::writeRows(int y, int n, const uint8_t* ids, const void* probab
     if (counts[id]) id_pixels[std::to_string(id)] = counts[id];
   writeTextAtomically(markerOf(folders_.classes, block),
                       nlohmann::json{{"block", block}, {"y0", y}, {"rows", n}, {"id_pixels", id_pixels}}.dump());
+  seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 }  // namespace geodl::io

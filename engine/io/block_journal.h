@@ -69,6 +69,8 @@ class JournalSink final : public TileSink {
               std::vector<int> ys, TileSink* inner);
   ProbabilityType probabilities() const override { return type_; }
   void writeRows(int y, int n, const uint8_t* ids, const void* probabilities) override;
+  // The time spent writing the journal's files (in the writing thread, beside the model).
+  double writingSeconds() const { return seconds_; }
 
  private:
   JournalFolders folders_;
@@ -76,6 +78,7 @@ class JournalSink final : public TileSink {
   std::vector<int> ys_;
   TileSink* inner_;
   ProbabilityType type_;
+  double seconds_ = 0;
 };
 
 }  // namespace geodl::io

@@ -43,6 +43,15 @@ same_outputs() {
   if find "$out" -name '*.partial' -o -name '*.tmp-*' | grep -q .; then find "$out"; fail "$what: leftovers"; fi
 }
 
+# gone PID...: waits until the processes are reaped (a killed rank's temporaries are removed
+# by the next run only once its process is gone).
+gone() {
+  local p
+  for p in "$@"; do
+    for _ in $(seq 1 200); do kill -0 "$p" 2>/dev/null || break; sleep 0.05; done
+  done
+}
+
 resumed=0 cases=0
 # stop LAYOUT SIGNAL FRACTION: run, stop, resume, compare.
 stop_and_resume() {
@@ -52,6 +61,7 @@ stop_and_resume() {
   "$geodl" "${classify[@]}" "${args[@]}" > "$out.log" 2>&1 &
   local pid=$!
   sleep "$(awk "BEGIN { print ($startup_ms + ($whole_ms - $startup_ms) * $fraction / 100) / 1000 }")"
+  local ranks; ranks=$(pgrep -P $pid || true)
   case $signal in
     KILL) pkill -KILL -P $pid 2>/dev/null || true; kill -KILL $pid 2>/dev/null || true ;;  # the node is lost
     TERM) kill -TERM $pid 2>/dev/null || true ;;                                              # a time limit
@@ -62,7 +72,7 @@ stop_and_resume() {
   # Stopped by itself with finished blocks, it says how to resume.
   if [ $code = 5 ] && find "$out" -name 'block-*.json' | grep -q . && ! grep -q "run it again with the option resume" "$out.log"
   then cat "$out.log"; fail "$layout: no word of resume after $signal"; fi
-  sleep 0.2  # the ranks a SIGKILL of the launcher left end at their next collective
+  gone $ranks
   "$geodl" "${classify[@]}" "${args[@]}" --resume > "$out-resumed.log" 2>&1 ||
     { cat "$out-resumed.log"; fail "$layout: the resume after $signal at $fraction% failed"; }
   local line
@@ -71,7 +81,7 @@ stop_and_resume() {
   cases=$((cases + 1))
   if [ "$layout" = one ]; then same_outputs ref1 "$out" "$layout, $signal at $fraction%"
   else same_outputs ref2 "$out" "$layout, $signal at $fraction%"; fi
-  echo "$layout, $signal at $fraction% (exit $code): ${line:-stopped before the first block}; resumed to the same bytes"
+  echo "$layout, $signal at $fraction% (exit $code): ${line:-nothing to resume: the run had not begun or had finished}; resumed to the same bytes"
 }
 
 for layout in one two; do
@@ -82,6 +92,31 @@ done
 stop_and_resume two RANK 50
 # Most stops fall between blocks: at least half of them had finished blocks to resume from.
 [ $resumed -ge $((cases / 2)) ] || fail "only $resumed of $cases stops left finished blocks: the run is too short?"
+
+# A job of many rasters (a folder of tiles) on 2 ranks, which take whole rasters, killed once
+# 3 of 6 are done: the resume keeps those, resumes the ones begun from their blocks, and gives
+# the uninterrupted job's files.
+mkdir -p tiles
+for i in 0 1 2 3 4 5; do gdal_translate -q -srcwin $((i * 120)) $((i * 50)) 400 400 big.tif "tiles/t$i.tif"; done
+tiles=(classify --model "$model" --input tiles --window 96 --overlap 25 --batch-size 4 --threads 1 --probabilities --nproc 2)
+"$geodl" -q "${tiles[@]}" --working-folder tiles-ref > tiles-ref.log 2>&1 || { cat tiles-ref.log; fail "tiles"; }
+"$geodl" "${tiles[@]}" --working-folder tiles-killed > tiles-killed.log 2>&1 &
+pid=$!
+for _ in $(seq 1 1000); do
+  [ "$(ls tiles-killed/*_inference.tif 2>/dev/null | wc -l)" -ge 3 ] && break
+  sleep 0.02
+done
+ranks=$(pgrep -P $pid || true)
+pkill -KILL -P $pid 2>/dev/null || true; kill -KILL $pid 2>/dev/null || true; wait $pid 2>/dev/null || true
+gone $ranks
+done_before=$(ls tiles-killed/*_inference.tif | wc -l)
+"$geodl" "${tiles[@]}" --working-folder tiles-killed --resume > tiles-resumed.log 2>&1 || { cat tiles-resumed.log; fail "tiles resume"; }
+grep -q "resuming the job: $done_before of 6 rasters were classified before the stop" tiles-resumed.log ||
+  { cat tiles-resumed.log; fail "the finished rasters were not kept"; }
+[ "$(grep -c "was classified before the stop: kept" tiles-resumed.log)" = "$done_before" ] || fail "not $done_before kept"
+for f in $(cd tiles-ref && ls -A); do cmp -s "tiles-ref/$f" "tiles-killed/$f" || fail "tiles: $f differs"; done
+[ "$(ls -A tiles-ref)" = "$(ls -A tiles-killed)" ] || { ls -A tiles-killed; fail "tiles: leftovers"; }
+echo "a folder of 6 tiles on 2 ranks, killed after $done_before: resumed to the uninterrupted job's files"
 
 # A resume that is not the stopped run: refused before anything is written, naming what
 # differs, with the journal kept for the right resume.
