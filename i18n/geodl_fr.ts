@@ -1137,5 +1137,13 @@ Rapport : %2</translation>
         <source>Continue a classification that was stopped (killed, cancelled, a rank lost) from the blocks it finished, kept beside the output, with the same files and options; without it, a stopped run&apos;s blocks are discarded and it starts again.</source>
         <translation>Poursuivre une classification arrêtée (tuée, annulée, un rang perdu) à partir des blocs qu&apos;elle a terminés, conservés à côté de la sortie, avec les mêmes fichiers et options ; sans cela, les blocs d&apos;une exécution arrêtée sont abandonnés et elle recommence.</translation>
     </message>
+    <message>
+        <source>Resume a stopped job</source>
+        <translation>Reprendre une tâche arrêtée</translation>
+    </message>
+    <message>
+        <source>Continue a sample job that was stopped (killed, cancelled, a rank lost) from the windows it read, kept beside the stores, with the same files and options; without it, a stopped job&apos;s windows are discarded and it starts again.</source>
+        <translation>Poursuivre une création d&apos;échantillons arrêtée (tuée, annulée, un rang perdu) à partir des fenêtres qu&apos;elle a lues, conservées à côté des magasins, avec les mêmes fichiers et options ; sans cela, les fenêtres d&apos;une tâche arrêtée sont abandonnées et elle recommence.</translation>
+    </message>
 </context>
 </TS>

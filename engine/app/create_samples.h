@@ -36,6 +36,10 @@ struct SampleOptions {
   int bands = 0;              // global.number_of_bands; 0: not checked
   double min_annotated_percent = 0;  // sample.min_annotated_percent
   bool remove_background = false;    // sample.remove_background: drop windows of background only
+  // Continue a job that was stopped (killed, cancelled, a rank lost) from the windows it read,
+  // kept in its journal beside the stores, instead of starting again; the job must be the
+  // stopped one (the same files and options).
+  bool resume = false;
   bool mask_input_image = false;     // sample.mask_input_image: image set to 0 where label is 0
   bool mask_reference = false;       // sample.mask_reference: label ignored where image is all 0
   std::vector<std::string> ignored_values;  // class values that become the ignore index

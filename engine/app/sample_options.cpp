@@ -159,6 +159,12 @@ OptionTable<O> windowOptions() {
           .describe(GEODL_TR("Sample footprints"),
                     GEODL_TR("A GeoPackage with one polygon per sample and its split (default: "
                              "samples_footprint.gpkg beside the stores).")),
+      option("resume", &O::resume)
+          .cli("resume").qgis("RESUME", true)
+          .describe(GEODL_TR("Resume a stopped job"),
+                    GEODL_TR("Continue a sample job that was stopped (killed, cancelled, a rank lost) from the windows "
+                             "it read, kept beside the stores, with the same files and options; without it, a "
+                             "stopped job's windows are discarded and it starts again.")),
       option("rank", &O::rank)
           .range(0, 65535).cli("rank")
           .describe("", GEODL_TR("This process's rank, for data-parallel sampling: it keeps every world_size-th "

@@ -295,12 +295,52 @@ struct CancelAt final : Progress {
   double fraction = 0;
 };
 
-TEST(CreateSamples, CancelLeavesNoFile) {
+// Every sample of a store and its window, in order.
+std::vector<std::vector<float>> storeSamples(const std::string& path) {
+  io::SampleStoreReader reader(path);
+  const size_t pixels = size_t(reader.sampleSize()) * size_t(reader.sampleSize());
+  std::vector<std::vector<float>> all;
+  std::vector<float> image(pixels * size_t(reader.bands()));
+  std::vector<uint8_t> labels(pixels);
+  for (int64_t i = 0; i < reader.size(); ++i) {
+    reader.read(i, image.data(), labels.data());
+    all.push_back(image);
+    all.back().insert(all.back().end(), labels.begin(), labels.end());
+  }
+  return all;
+}
+
+TEST(CreateSamples, CancelKeepsOnlyWhatItReadAndResumeGivesTheSameSamples) {
   Scene scene(200, 200);
   CancelAt progress;
-  EXPECT_THROW(createSamples(scene.options(16, 8), progress), Cancelled);
-  // Not even the samples folder it created.
-  EXPECT_FALSE(fs::exists(scene.dir.path("samples")));
+  try {
+    createSamples(scene.options(16, 8), progress);
+    ADD_FAILURE() << "not cancelled";
+  } catch (const Cancelled& e) {
+    EXPECT_NE(std::string(e.what()).find("run it again with the option resume"), std::string::npos) << e.what();
+  }
+  // No store, no footprint: only the journal of the windows it read, hidden.
+  std::vector<std::string> left;
+  for (const auto& entry : fs::directory_iterator(scene.dir.path("samples"))) left.push_back(entry.path().filename());
+  EXPECT_EQ(left, std::vector<std::string>{".samples.partial"});
+  // Resumed, the job reads the rest and writes what an uninterrupted one writes.
+  SampleOptions resumed = scene.options(16, 8);
+  resumed.resume = true;
+  NullProgress quiet;
+  const SampleResult r = createSamples(resumed, quiet);
+  SampleOptions whole = scene.options(16, 8);
+  whole.output_folder = scene.dir.path("whole");
+  const SampleResult w = createSamples(whole, quiet);
+  EXPECT_EQ(r.windows, w.windows);
+  EXPECT_EQ(r.pixels_read, w.pixels_read);
+  ASSERT_EQ(r.splits.size(), w.splits.size());
+  for (size_t k = 0; k < r.splits.size(); ++k) {
+    EXPECT_EQ(r.splits[k].samples, w.splits[k].samples);
+    EXPECT_EQ(r.splits[k].class_pixels, w.splits[k].class_pixels);
+    EXPECT_EQ(storeSamples(r.splits[k].path), storeSamples(w.splits[k].path));
+  }
+  EXPECT_EQ(r.band_mean, w.band_mean);
+  EXPECT_FALSE(fs::exists(scene.dir.path("samples/.samples.partial")));
 }
 
 TEST(CreateSamples, RanksShareTheWindowsBetweenThem) {

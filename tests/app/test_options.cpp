@@ -53,7 +53,9 @@ TEST(OptionTables, EveryOptionIsDeclaredOnceWithADefaultInItsRange) {
   expectWellFormed(sampleOptionTable(),
                    {"INPUT", "VECTOR", "FIELD", "SPLIT", "VALIDATION_PERCENT", "VALIDATION_LAYER", "SAMPLE_SIZE",
                     "STRIDE", "MIN_ANNOTATED", "NUM_CLASSES", "IGNORE_VALUES", "UNLABELLED_IGNORED", "SEED",
-                    "OUTPUT_FOLDER", "FOOTPRINT", "REMOVE_BACKGROUND", "MASK_INPUT_IMAGE", "MASK_REFERENCE"});
+                    "OUTPUT_FOLDER", "FOOTPRINT", "REMOVE_BACKGROUND", "MASK_INPUT_IMAGE", "MASK_REFERENCE",
+                    // Added with resume (optional, advanced).
+                    "RESUME"});
   expectWellFormed(trainOptionTable(),
                    {"TRAINING_STORE", "VALIDATION_STORE", "MODEL", "EPOCHS", "BATCH_SIZE", "LEARNING_RATE",
                     "WEIGHT_DECAY", "STEP_SIZE", "GAMMA", "CLASS_WEIGHTS", "CHECKPOINT", "DROPOUT",
@@ -71,7 +73,9 @@ TEST(OptionTables, EveryOptionIsDeclaredOnceWithADefaultInItsRange) {
                     "DEVICE", "PRECISION", "THREADS", "OUTPUT", "PROBABILITIES", "POLYGONS", "MEMORY_BUDGET_MIB",
                     "ACCEPT_MISMATCH",
                     // Added with resampling to the model's pixel size (optional, advanced).
-                    "RESAMPLE"});
+                    "RESAMPLE",
+                    // Added with resume (optional, advanced).
+                    "RESUME"});
   expectWellFormed(launchOptionTable(), {});
   expectWellFormed(demoOptionTable(), {});
   expectWellFormed(evaluateOptionTable(), {});

@@ -148,4 +148,69 @@ same_outputs ref1 changed "a run that discarded a stopped one"
 "$geodl" "${classify[@]}" --output fresh/c.tif --resume > fresh.log 2>&1
 grep -q "nothing to resume" fresh.log || fail "no word that there was nothing to resume"
 same_outputs ref1 fresh "--resume with nothing to resume"
-echo "resume: $cases stops ($resumed with finished blocks), each resumed to an uninterrupted run's bytes; a resume with other options refused"
+
+# Samples (geodl samples --resume): a scene of 1024 x 1024 pixels cut in windows of 64 every 8
+# pixels (about 29000 windows), stopped at 30, 60 and 90% on one process and on 2 ranks, then
+# resumed: the stores hold the datasets of an uninterrupted job, and the footprints its features.
+"$geodl" make-scene sscene --size 1024 --seed 5 > /dev/null
+cd sscene
+sample=(samples config.yaml --samples-size 64 --samples-dist 8)
+same_stores() {
+  /usr/bin/python3 - "$1" "$2" <<'PY' || fail "samples: $2 differs from an uninterrupted job's"
+import sys
+import h5py
+import numpy as np
+for split in ('trn', 'val'):
+    with h5py.File('%s/%s_samples.hdf5' % (sys.argv[1], split)) as fa, h5py.File('%s/%s_samples.hdf5' % (sys.argv[2], split)) as fb:
+        names, others = [], []
+        fa.visit(names.append)
+        fb.visit(others.append)
+        assert sorted(names) == sorted(others), (names, others)
+        for name in names:
+            if isinstance(fa[name], h5py.Dataset):
+                assert np.array_equal(fa[name][()], fb[name][()]), name
+            for key in fa[name].attrs:
+                assert np.array_equal(np.asarray(fa[name].attrs[key]), np.asarray(fb[name].attrs[key])), (name, key)
+PY
+  [ "$(ogrinfo -al -q "$1/samples_footprint.gpkg" | md5sum)" = "$(ogrinfo -al -q "$2/samples_footprint.gpkg" | md5sum)" ] ||
+    fail "samples: the footprints of $2 differ"
+  if find "$2" -name '*.partial' -o -name '*.tmp-*' | grep -q .; then find "$2"; fail "samples: leftovers in $2"; fi
+}
+one_ms=$(timed "$geodl" -q "${sample[@]}" --data-path ref-one)
+two_ms=$(timed "$geodl" -q "${sample[@]}" --data-path ref-two --nproc 2)
+same_stores ref-one/samples ref-two/samples
+samples_resumed=0
+for layout in one two; do
+  for signal in KILL TERM; do
+    for fraction in 30 60 90; do
+      out=s-$layout-$signal-$fraction
+      if [ $layout = one ]; then flags=() whole_ms=$one_ms; else flags=(--nproc 2) whole_ms=$two_ms; fi
+      "$geodl" "${sample[@]}" --data-path "$out" "${flags[@]}" > "$out.log" 2>&1 &
+      pid=$!
+      sleep "$(awk "BEGIN { print ($startup_ms + ($whole_ms - $startup_ms) * $fraction / 100) / 1000 }")"
+      ranks=$(pgrep -P $pid || true)
+      if [ $signal = KILL ]; then kill -KILL $ranks $pid 2>/dev/null || true; else kill -TERM $pid 2>/dev/null || true; fi
+      set +e; wait $pid; code=$?; set -e
+      [ $signal = KILL ] || [ $code = 5 ] || [ $code = 0 ] || { cat "$out.log"; fail "samples: exit $code after SIGTERM"; }
+      gone $ranks
+      "$geodl" "${sample[@]}" --data-path "$out" "${flags[@]}" --resume > "$out-resumed.log" 2>&1 ||
+        { cat "$out-resumed.log"; fail "samples: the resume of $out failed"; }
+      line=$(grep -o "resuming: [0-9]* of [0-9]* windows" "$out-resumed.log" || true)
+      [ -n "$line" ] && samples_resumed=$((samples_resumed + 1))
+      same_stores ref-one/samples "$out/samples"
+      echo "samples, $layout, $signal at $fraction% (exit $code): ${line:-nothing to resume}; the same datasets"
+    done
+  done
+done
+[ $samples_resumed -ge 6 ] || fail "only $samples_resumed of 12 sample stops left windows to resume"
+code=0
+"$geodl" "${sample[@]}" --data-path s-one-KILL-30 > /dev/null 2>&1 &
+pid=$!
+for _ in $(seq 1 500); do ls s-one-KILL-30/samples/.samples.partial/seg-* > /dev/null 2>&1 && break; sleep 0.02; done
+kill -KILL $pid; wait $pid 2>/dev/null || true
+"$geodl" "${sample[@]}" --data-path s-one-KILL-30 --min-annotated-percent 5 --resume > refused.log 2>&1 || code=$?
+[ $code = 3 ] && grep -q "it is not the stopped job: the option min_annotated_percent (sample.min_annotated_percent, --min-annotated-percent, MIN_ANNOTATED): 0.0 then, 5.0 now" refused.log &&
+  ls s-one-KILL-30/samples/.samples.partial/seg-* > /dev/null ||
+  { cat refused.log; fail "samples: a resume with another min_annotated_percent: exit $code"; }
+cd ..
+echo "resume: $cases stops ($resumed with finished blocks), each resumed to an uninterrupted run's bytes; a resume with other options refused; samples: 12 stops ($samples_resumed with windows read) resumed to the same datasets"

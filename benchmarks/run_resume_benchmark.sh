@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Resume (issue 29, item 2), side by side in one run on a generated SIZE x SIZE scene (default
+# 4000), unetsmall, window 256, on one process of 2 threads writing a GeoTIFF and on 2 ranks
+# of 1 thread writing a VRT in place:
+#  - what keeping the journal costs an uninterrupted run: its wall time against BASE_GEODL's
+#    (a GeoDL without the journal, built from an earlier commit) when given, and the seconds
+#    the journal's writes took (in the writing thread, beside the model);
+#  - a whole job killed with SIGKILL at 30, 60 and 90% of an uninterrupted run, then resumed:
+#    the time lost (killed run + resume - uninterrupted) against the time of one block per
+#    rank (the uninterrupted run's seconds x ranks / blocks), and the outputs compared byte for
+#    byte with the uninterrupted run's.
+# Usage: benchmarks/run_resume_benchmark.sh BUILD_DIR [SIZE] [MODEL.pt] [BASE_GEODL]
+set -euo pipefail
+source "$(dirname "$(realpath "$0")")/preamble.sh"
+source "$(dirname "$(realpath "$0")")/speed_model.sh"
+build=$(realpath "${1:?usage: run_resume_benchmark.sh BUILD_DIR [SIZE] [MODEL.pt] [BASE_GEODL]}")
+size=${2:-4000}
+base=${4:-}
+bench_work bench-resume
+cd "$work"
+echo "== $(nproc) cores, $cpu; unetsmall, window 256, overlap 25%, batch 4; ${size} x ${size} scene"
+model=$(speed_model "$geodl" "${3:-}")
+"$geodl" make-scene scene --size "$size" --seed 7 > /dev/null
+args=(classify --model "$model" --input scene/scene_trn.tif --window 256 --overlap 25 --batch-size 4 --probabilities)
+now() { date +%s.%N; }
+seconds() { echo "$2 - $1" | bc; }
+# layout NAME: the flags and the output of one process (.tif) or 2 ranks (.vrt)
+layout() {
+  if [ "$1" = one ]; then flags=(--threads 2) ext=tif ranks=1; else flags=(--threads 1 --nproc 2) ext=vrt ranks=2; fi
+}
+same() {  # same A B: every file of folder A in B, byte for byte
+  local f
+  for f in $(cd "$1" && find . -type f ! -name '*.gpkg' | sort); do cmp -s "$1/$f" "$2/$f" || { echo "DIFFERS: $2/$f"; return 1; }; done
+}
+
+for name in one two; do
+  layout $name
+  # Uninterrupted: this build, and the base build without the journal when given.
+  start=$(now); "$geodl" "${args[@]}" "${flags[@]}" --output "$name-ref/c.$ext" > "$name-ref.log" 2>&1; end=$(now)
+  ref=$(seconds "$start" "$end")
+  blocks=$(grep -o "journal for resume: [0-9]* blocks written in [0-9.]* s" "$name-ref.log")
+  n=$(echo "$blocks" | cut -d' ' -f4) journal_s=$(echo "$blocks" | cut -d' ' -f8)
+  line="$name ($ranks rank(s), .$ext): uninterrupted $(printf %.2f "$ref") s, $n blocks; the journal's writes $journal_s s"
+  if [ -n "$base" ]; then
+    start=$(now); "$base" "${args[@]}" "${flags[@]}" --output "$name-base/c.$ext" > "$name-base.log" 2>&1; end=$(now)
+    b=$(seconds "$start" "$end")
+    line="$line; without the journal (base) $(printf %.2f "$b") s: $(echo "scale=1; 100 * ($ref - $b) / $b" | bc)%"
+  fi
+  echo "$line"
+  block=$(echo "scale=3; $ref * $ranks / $n" | bc)
+  for fraction in 30 60 90; do
+    out=$name-$fraction
+    start=$(now)
+    "$geodl" "${args[@]}" "${flags[@]}" --output "$out/c.$ext" > "$out.log" 2>&1 &
+    pid=$!
+    sleep "$(echo "$ref * $fraction / 100" | bc -l)"
+    children=$(pgrep -P $pid || true)
+    kill -KILL $children $pid 2>/dev/null || true
+    wait $pid 2>/dev/null || true
+    killed=$(seconds "$start" "$(now)")
+    for p in $children; do while kill -0 "$p" 2>/dev/null; do sleep 0.02; done; done
+    start=$(now)
+    "$geodl" "${args[@]}" "${flags[@]}" --output "$out/c.$ext" --resume > "$out-resumed.log" 2>&1
+    resumed=$(seconds "$start" "$(now)")
+    finished=$(grep -o "resuming: [0-9]* of [0-9]*" "$out-resumed.log" || echo "resuming: 0 of $n")
+    lost=$(echo "$killed + $resumed - $ref" | bc)
+    identical=identical
+    same "$name-ref" "$out" > /dev/null || identical="NOT IDENTICAL"
+    printf '%s killed at %d%% (%.1f s): %s blocks finished; resumed in %.2f s; time lost %.2f s = %.2f blocks per rank (one block per rank: %.2f s); outputs %s\n' \
+      "$name" "$fraction" "$killed" "${finished#resuming: }" "$resumed" "$lost" "$(echo "$lost / $block" | bc -l)" "$block" "$identical"
+  done
+done
