@@ -205,6 +205,7 @@ struct RunOutputs {
   JournalScope kept;                          // rank 0's
   std::vector<io::JournalBlock> resumed;      // rank 0: the blocks the stopped run finished
   std::vector<RowBand> ranges;                // this rank's blocks to compute, in runs
+  std::vector<bool> carried;                  // finished blocks whose blend carry is kept
   std::vector<RowBand> bands;                 // .vrt with ranks: the bands each rank polygonizes
   int64_t job_windows = 0;                    // computed by all ranks
   bool in_parts = false;                      // a .vrt output
@@ -227,8 +228,11 @@ struct RunOutputs {
 
 // The runs of blocks left to compute, shared by the ranks: bands balanced by the windows left
 // (the finished blocks cost nothing), each cut where a finished block lies. Without finished
-// blocks, one band each, as splitRows gives them.
-std::vector<std::vector<RowBand>> rangesLeft(const TileJob& job, const std::vector<bool>& done, int ranks) {
+// blocks, one band each, as splitRows gives them. A run after a finished block whose blend
+// carry is kept (`carried`) starts at its first block: the windows above are not computed
+// again.
+std::vector<std::vector<RowBand>> rangesLeft(const TileJob& job, const std::vector<bool>& done,
+                                             const std::vector<bool>& carried, int ranks) {
   const TilePlan& plan = job.plan;
   std::vector<int64_t> counts;
   for (size_t k = 0; k < job.row_windows.size(); ++k) counts.push_back(done[k] ? 0 : int64_t(job.row_windows[k].size()));
@@ -244,7 +248,8 @@ std::vector<std::vector<RowBand>> rangesLeft(const TileJob& job, const std::vect
       r.first_block = k;
       while (k < end && !done[size_t(k)]) ++k;
       r.end_block = k;
-      r.first_row = firstContributingRow(plan, r.first_block);
+      const bool after_carry = r.first_block > 0 && done[size_t(r.first_block) - 1] && carried[size_t(r.first_block) - 1];
+      r.first_row = after_carry ? r.first_block : firstContributingRow(plan, r.first_block);
       runs.push_back(r);
     }
     all.push_back(runs);
@@ -285,17 +290,22 @@ void openOutputs(const ClassifyOptions& given, const ClassifyOptions& o, DataPar
         out.probability_parts =
             std::make_unique<io::PartsOutput>(o.probabilities, out.probability_spec, out.kept.folders.probabilities);
     }
-    std::vector<int> done;
-    for (const auto& b : out.resumed) done.push_back(b.block);
+    std::vector<int> done, carried;
+    for (const auto& b : out.resumed) {
+      done.push_back(b.block);
+      if (b.carry) carried.push_back(b.block);
+    }
     shared = {{"classes", out.kept.folders.classes}, {"probabilities", out.kept.folders.probabilities},
-              {"done", done}};
+              {"done", done}, {"carried", carried}};
   }
   const auto from_rank0 = nlohmann::json::parse(ranks.gatherText(shared.dump()).front());
   out.journal = {from_rank0.at("classes"), from_rank0.at("probabilities")};
-  std::vector<bool> done(job.plan.ys.size(), false);
+  std::vector<bool> done(job.plan.ys.size(), false), carried(job.plan.ys.size(), false);
   for (int k : from_rank0.at("done")) done.at(size_t(k)) = true;
+  for (int k : from_rank0.at("carried")) carried.at(size_t(k)) = true;
   const int parts = ranks.active() ? ranks.size() : 1;
-  const auto all = rangesLeft(job, done, parts);
+  const auto all = rangesLeft(job, done, carried, parts);
+  out.carried = carried;
   for (const auto& runs : all)
     for (const RowBand& r : runs) out.job_windows += windowsOf(job, r.first_row, r.end(job.plan));
   out.ranges = all[size_t(ranks.active() ? ranks.rank() : 0)];
@@ -342,6 +352,12 @@ RunCounts computeBand(const ClassifyOptions& o, DataParallel& ranks, RunPlan& ru
     const hard_stop::LoopScope loop;  // stops by itself at its next batch
     job.band = range;
     const int end = range.end(job.plan);
+    // After a finished block whose blend is kept, the band starts from it (the windows above
+    // are not computed again).
+    std::optional<BlendCarry> carry;
+    if (range.first_block > 0 && out.carried[size_t(range.first_block) - 1])
+      carry = io::readCarry(out.journal, range.first_block - 1);
+    job.start_carry = carry ? &*carry : nullptr;
     const bool streamed = out.sink && range.first_block == out.sink_next;
     io::JournalSink sink(out.journal, out.spec, out.probability_spec, job.plan.ys, streamed ? out.sink.get() : nullptr);
     const int64_t windows = windowsOf(job, range.first_row, end);
@@ -359,6 +375,7 @@ RunCounts computeBand(const ClassifyOptions& o, DataParallel& ranks, RunPlan& ru
     counts.journal_blocks += end - range.first_block;
   }
   job.band = RowBand{};
+  job.start_carry = nullptr;
   for (const io::JournalBlock& b : out.resumed) {  // rank 0 alone has them
     for (size_t k = 0; k < job.class_ids.size(); ++k) counts.class_pixels[k] += b.id_pixels[job.class_ids[k]];
     counts.nodata_pixels += b.id_pixels[255];

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 namespace geodl {
 
@@ -20,6 +21,17 @@ class TileSource {
 
 enum class ProbabilityType { None, Byte, Float32 };
 
+// What the blend of overlapping windows holds for the rows below a finished block, from the
+// windows above them: rows [y, y + rows) of the raster's width, the weighted sums of each
+// class's probabilities (classes x rows x width), the weights (rows x width) and where a valid
+// pixel contributed (rows x width). Restored, a band starts at the block below without
+// computing the windows above it again, to the same values (classify's resume).
+struct BlendCarry {
+  int y = 0, rows = 0, width = 0, classes = 0;
+  std::vector<float> sums, weights;
+  std::vector<uint8_t> valid;
+};
+
 class TileSink {
  public:
   virtual ~TileSink() = default;
@@ -29,6 +41,11 @@ class TileSink {
   // probabilities (classes x n x width: Byte 0-255 or Float32 0-1; 0 at nodata). Called
   // from a writing thread, one call at a time, rows in order, each row once.
   virtual void writeRows(int y, int n, const uint8_t* ids, const void* probabilities) = 0;
+  // Whether the sink keeps the blend's carry after each block (carry()).
+  virtual bool keepsCarry() const { return false; }
+  // After writeRows of block `block`: the blend's carry into the rows below it (none below the
+  // last block). Called from the writing thread.
+  virtual void carry(int /*block*/, const BlendCarry& /*state*/) {}
 };
 
 }  // namespace geodl

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <condition_variable>
 #include <deque>
+#include <memory>
 #include <exception>
 #include <future>
 #include <mutex>
@@ -179,6 +180,33 @@ class RowBlender {
     return (acc_w_.narrow(0, 0, n).narrow(1, c0, cw) > 0) & (acc_valid_.narrow(0, 0, n).narrow(1, c0, cw) > 0);
   }
 
+  // The carry into the rows from top() (after slide()): copies of what the blend holds.
+  BlendCarry carry() const {
+    const int keep = std::max(0, std::min(rows_, height_ - top_));
+    BlendCarry c;
+    c.y = top_;
+    c.rows = keep;
+    c.width = width_;
+    c.classes = int(acc_.size(0));
+    const auto copy = [](const torch::Tensor& t, auto& out) {
+      const auto flat = t.contiguous();
+      using T = typename std::decay_t<decltype(out)>::value_type;
+      out.assign(flat.data_ptr<T>(), flat.data_ptr<T>() + flat.numel());
+    };
+    copy(acc_.narrow(1, 0, keep), c.sums);
+    copy(acc_w_.narrow(0, 0, keep), c.weights);
+    copy(acc_valid_.narrow(0, 0, keep), c.valid);
+    return c;
+  }
+  // Restores a carry taken at the same top.
+  void restore(const BlendCarry& c) {
+    const int keep = c.rows;
+    acc_.narrow(1, 0, keep).copy_(torch::from_blob(const_cast<float*>(c.sums.data()), {c.classes, keep, width_}));
+    acc_w_.narrow(0, 0, keep).copy_(torch::from_blob(const_cast<float*>(c.weights.data()), {keep, width_}));
+    acc_valid_.narrow(0, 0, keep).copy_(
+        torch::from_blob(const_cast<uint8_t*>(c.valid.data()), {keep, width_}, torch::kUInt8));
+  }
+
   // The first rows, up to next_y, are done: the rest moves up.
   void slide(int next_y) {
     const int n = next_y - top_;
@@ -269,6 +297,15 @@ TileResult classifyTiles(const std::function<torch::Tensor(const torch::Tensor&)
   const bool gpu = device.is_cuda();
   WindowReader reader(source, job, gpu);
   RowBlender blender(plan, job.classes, first < plan.ys.size() ? plan.ys[first] : 0);
+  if (job.start_carry) {
+    const BlendCarry& c = *job.start_carry;
+    if (c.y != blender.top() || c.width != plan.width || c.classes != job.classes ||
+        c.rows != std::max(0, std::min(std::min(plan.window, plan.height), plan.height - c.y)))
+      throw Error("a blend carry of rows " + std::to_string(c.y) + "+ does not fit the band from row " +
+                  std::to_string(blender.top()) + ": a bug");
+    blender.restore(c);
+  }
+  const bool carries = sink.keepsCarry();
   // Writing runs in a thread of its own, one block of rows at a time, overlapping the model.
   RowWriter writer;
   // The model's work on a batch, queued: on a GPU it runs while the CPU blends the batch
@@ -320,10 +357,14 @@ TileResult classifyTiles(const std::function<torch::Tensor(const torch::Tensor&)
       continue;
     }
     FinalRows rows = finishRows(blender, job, n, sink.probabilities(), result);
-    writer.write([&sink, rows, y = blender.top(), n] {
-      sink.writeRows(y, n, rows.ids.data_ptr<uint8_t>(), rows.probs.defined() ? rows.probs.data_ptr() : nullptr);
-    });
+    const int y = blender.top();
     blender.slide(next_y);
+    std::shared_ptr<BlendCarry> carry;
+    if (carries && k + 1 < plan.ys.size()) carry = std::make_shared<BlendCarry>(blender.carry());
+    writer.write([&sink, rows, y, n, k, carry] {
+      sink.writeRows(y, n, rows.ids.data_ptr<uint8_t>(), rows.probs.defined() ? rows.probs.data_ptr() : nullptr);
+      if (carry) sink.carry(int(k), *carry);
+    });
   }
   writer.finish();
   return result;

@@ -33,6 +33,9 @@ struct TileJob {
   // The next batch's probabilities computed before this one's are blended: always on a GPU
   // (the model runs while the CPU blends); on the CPU when asked (the same bytes, later).
   bool compute_ahead = false;
+  // Resume: the blend's carry into the band's first block (band.first_row is then its first
+  // block: the windows above are not computed again).
+  const BlendCarry* start_carry = nullptr;
 };
 
 struct TileResult {

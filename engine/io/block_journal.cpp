@@ -29,6 +29,12 @@ std::string markerOf(const std::string& folder, int block) {
   return (fs::path(folder) / name).string();
 }
 
+std::string carryOf(const std::string& folder, int block) {
+  char name[32];
+  std::snprintf(name, sizeof name, "block-%06d.carry", block);
+  return (fs::path(folder) / name).string();
+}
+
 std::string readText(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream text;
@@ -100,7 +106,10 @@ std::vector<JournalBlock> finishedBlocks(const JournalFolders& folders) {
   std::vector<JournalBlock> blocks;
   for (auto& [block, b] : done) {
     const std::string file = blockFileName(block);
-    keep.insert(keep.end(), {fs::path(markerOf("", block)).filename().string(), file, file + ".aux.xml"});
+    std::error_code missing;
+    b.carry = fs::is_regular_file(carryOf(folders.classes, block), missing);
+    keep.insert(keep.end(), {fs::path(markerOf("", block)).filename().string(), file, file + ".aux.xml",
+                             fs::path(carryOf("", block)).filename().string()});
     keep_probabilities.insert(keep_probabilities.end(), {file, file + ".aux.xml"});
     blocks.push_back(std::move(b));
   }
@@ -141,12 +150,54 @@ bool journalHasBlocks(const JournalFolders& folders) {
 }
 
 void dropJournalMarkers(const JournalFolders& folders) {
-  static const std::regex marker(R"(block-[0-9]+\.json|job\.json)");
+  static const std::regex marker(R"(block-[0-9]+\.(json|carry)|job\.json)");
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(folders.classes, ec)) {
     std::error_code ignored;
     if (std::regex_match(entry.path().filename().string(), marker)) fs::remove(entry.path(), ignored);
   }
+}
+
+BlendCarry readCarry(const JournalFolders& folders, int block) {
+  const std::string path = carryOf(folders.classes, block);
+  std::ifstream in(path, std::ios::binary);
+  BlendCarry c;
+  int32_t head[4] = {0, 0, 0, 0};
+  in.read(reinterpret_cast<char*>(head), sizeof head);
+  c.y = head[0];
+  c.rows = head[1];
+  c.width = head[2];
+  c.classes = head[3];
+  const size_t plane = size_t(std::max(0, c.rows)) * size_t(std::max(0, c.width));
+  c.sums.resize(plane * size_t(std::max(0, c.classes)));
+  c.weights.resize(plane);
+  c.valid.resize(plane);
+  in.read(reinterpret_cast<char*>(c.sums.data()), std::streamsize(c.sums.size() * sizeof(float)));
+  in.read(reinterpret_cast<char*>(c.weights.data()), std::streamsize(c.weights.size() * sizeof(float)));
+  in.read(reinterpret_cast<char*>(c.valid.data()), std::streamsize(c.valid.size()));
+  if (!in || in.peek() != std::char_traits<char>::eof())
+    throw IoError("cannot read '" + path + "', what a stopped run kept for its resume, whole: run without resume to "
+                  "start again");
+  return c;
+}
+
+void JournalSink::carry(int block, const BlendCarry& state) {
+  const auto start = std::chrono::steady_clock::now();
+  writeFileAtomically(carryOf(folders_.classes, block), [&](const std::string& temporary) {
+    FileSink sink(temporary, "what the run keeps for its resume");
+    const int32_t head[4] = {state.y, state.rows, state.width, state.classes};
+    sink.write(head, sizeof head);
+    sink.write(state.sums.data(), state.sums.size() * sizeof(float));
+    sink.write(state.weights.data(), state.weights.size() * sizeof(float));
+    sink.write(state.valid.data(), state.valid.size());
+    sink.close();
+  });
+  if (last_carry_ >= 0) {
+    std::error_code ignored;
+    fs::remove(carryOf(folders_.classes, last_carry_), ignored);
+  }
+  last_carry_ = block;
+  seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 JournalSink::JournalSink(JournalFolders folders, const GeoTiffSpec& classes, const GeoTiffSpec& probabilities,

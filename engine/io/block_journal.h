@@ -6,6 +6,7 @@
 //   .classes.tif.partial/job.json         what the run was (a resume must be the same run)
 //   .classes.tif.partial/block-000012.tif  block 12's classes (rows [ys[12], ys[13]))
 //   .classes.tif.partial/block-000012.json block 12 done: its rows and pixels per class id
+//   .classes.tif.partial/block-000012.carry the blend below block 12 (each rank's last block)
 //   .probs.tif.partial/block-000012.tif    its probabilities, beside the probability output
 //
 // A block file without its marker is one being written when the run stopped; the next run
@@ -31,10 +32,13 @@ std::string blockFileName(int block);
 // Rows [y0, y0 + rows) of the raster `spec` describes: its grid moved down, never a COG.
 GeoTiffSpec rowsSpec(GeoTiffSpec spec, int y0, int rows);
 
-// A block marked done: its rows, and its pixels per class id (256 entries; 255: nodata).
+// A block marked done: its rows, its pixels per class id (256 entries; 255: nodata), and
+// whether the blend's carry into the block below is kept (block-K.carry: each writer keeps
+// its last one).
 struct JournalBlock {
   int block = 0, y0 = 0, rows = 0;
   std::vector<int64_t> id_pixels;
+  bool carry = false;
 };
 
 // The journal folders of one run: the classes', and the probabilities' (empty: none).
@@ -60,6 +64,9 @@ bool journalHasBlocks(const JournalFolders& folders);
 // (a .vrt's parts).
 void dropJournalMarkers(const JournalFolders& folders);
 
+// The blend's carry kept after `block`; throws IoError when it cannot be read whole.
+BlendCarry readCarry(const JournalFolders& folders, int block);
+
 // Writes each block of rows it is given (the rows of one block: [ys[k], ys[k + 1])) into the
 // journal, flushed to disk, then marks it done; passes the rows on to `inner` when given
 // (rank 0 streaming into a GeoTIFF). Throws IoError naming the block's file.
@@ -69,6 +76,9 @@ class JournalSink final : public TileSink {
               std::vector<int> ys, TileSink* inner);
   ProbabilityType probabilities() const override { return type_; }
   void writeRows(int y, int n, const uint8_t* ids, const void* probabilities) override;
+  // Each block's carry is written beside it (block-K.carry), and the one before removed.
+  bool keepsCarry() const override { return true; }
+  void carry(int block, const BlendCarry& state) override;
   // The time spent writing the journal's files (in the writing thread, beside the model).
   double writingSeconds() const { return seconds_; }
 
@@ -79,6 +89,7 @@ class JournalSink final : public TileSink {
   TileSink* inner_;
   ProbabilityType type_;
   double seconds_ = 0;
+  int last_carry_ = -1;
 };
 
 }  // namespace geodl::io
