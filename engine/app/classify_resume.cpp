@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/classify_stages.h"
+#include "app/job_outputs.h"
 #include "base/metadata.h"
 #include "io/block_journal.h"
 
@@ -15,17 +16,6 @@ namespace geodl {
 namespace fs = std::filesystem;
 
 namespace {
-
-// A file the run reads, as the journal records it: a resumed run must read the same bytes.
-nlohmann::json fileRecord(const std::string& path) {
-  if (path.empty()) return nullptr;
-  std::error_code ec;
-  const auto size = fs::file_size(path, ec);
-  const auto modified = fs::last_write_time(path, ec);
-  return {{"path", fs::absolute(path).lexically_normal().string()},
-          {"size", ec ? -1 : int64_t(size)},
-          {"modified", ec ? 0 : int64_t(modified.time_since_epoch().count())}};
-}
 
 std::string shown(const nlohmann::json& value) {
   if (value.is_null()) return "none";
@@ -64,62 +54,52 @@ std::vector<std::string> differences(const nlohmann::json& then, const nlohmann:
 
 }  // namespace
 
+namespace {
+
+// The files a run reads and every option that changes a pixel of its outputs, as given
+// (`device`: the one it runs on).
+nlohmann::json runRecord(const ClassifyOptions& o, const std::string& device) {
+  return {{"geodl", metadata::kVersion},
+          {"input", fileRecord(o.input)},
+          {"model", fileRecord(o.model_path)},
+          {"mask", fileRecord(o.mask)},
+          {"options",
+           {{"window", o.window},
+            {"overlap", o.overlap},
+            {"batch_size", o.batch_size},
+            {"tta", o.tta},
+            {"precision", o.run.precision},
+            {"device", device},
+            {"extent", o.has_extent ? nlohmann::json(std::vector<double>(o.extent, o.extent + 4)) : nlohmann::json()},
+            {"mask_layer", o.mask_layer},
+            {"probabilities_path",
+             o.probabilities.empty() ? "" : fs::absolute(o.probabilities).lexically_normal().string()},
+            {"probabilities_float", o.probabilities_float},
+            {"cog", o.cog},
+            {"resample", o.resample}}}};
+}
+
+}  // namespace
+
 std::string finishedRunKey(const ClassifyOptions& o) {
-  return nlohmann::json{
-      {"geodl", metadata::kVersion},
-      {"input", fileRecord(o.input)},
-      {"model", fileRecord(o.model_path)},
-      {"mask", fileRecord(o.mask)},
-      {"options",
-       {{"window", o.window},
-        {"overlap", o.overlap},
-        {"batch_size", o.batch_size},
-        {"tta", o.tta},
-        {"precision", o.run.precision},
-        {"device", o.run.device},
-        {"extent", o.has_extent ? nlohmann::json(std::vector<double>(o.extent, o.extent + 4)) : nlohmann::json()},
-        {"mask_layer", o.mask_layer},
-        {"probabilities", o.probabilities},
-        {"probabilities_float", o.probabilities_float},
-        {"polygons", o.polygons},
-        {"min_area", o.min_area},
-        {"cog", o.cog},
-        {"resample", o.resample},
-        {"accept_mismatch", o.accept_mismatch}}},
-      {"output", fileRecord(o.output)}}
-      .dump();
+  nlohmann::json key = runRecord(o, o.run.device);
+  // What a finished raster wrote besides its pixels.
+  key["options"].update({{"polygons", o.polygons}, {"min_area", o.min_area}, {"accept_mismatch", o.accept_mismatch}});
+  key["output"] = fileRecord(o.output);
+  return key.dump();
 }
 
 std::string resumeDescription(const ClassifyOptions& o, const RunPlan& run) {
   const TileJob& job = run.job;
-  return nlohmann::json{
-      {"geodl", metadata::kVersion},
-      {"input", fileRecord(o.input)},
-      {"model", fileRecord(o.model_path)},
-      {"mask", fileRecord(o.mask)},
-      // Every option that changes a pixel of the outputs, as given (the plan below as chosen).
-      {"options",
-       {{"window", o.window},
-        {"overlap", o.overlap},
-        {"batch_size", o.batch_size},
-        {"tta", o.tta},
-        {"precision", o.run.precision},
-        {"device", run.device_name},
-        {"extent", o.has_extent ? nlohmann::json(std::vector<double>(o.extent, o.extent + 4)) : nlohmann::json()},
-        {"mask_layer", o.mask_layer},
-        {"probabilities_path",
-         o.probabilities.empty() ? "" : fs::absolute(o.probabilities).lexically_normal().string()},
-        {"probabilities_float", o.probabilities_float},
-        {"cog", o.cog},
-        {"resample", o.resample}}},
-      {"plan",
-       {{"window", job.plan.window},
-        {"overlap", job.plan.overlap},
-        {"batch_size", job.batch_size},
-        {"width", job.plan.width},
-        {"height", job.plan.height},
-        {"blocks", job.plan.ys.size()}}}}
-      .dump(1);
+  nlohmann::json d = runRecord(o, run.device_name);
+  // The plan as chosen (the options above as given).
+  d["plan"] = {{"window", job.plan.window},
+               {"overlap", job.plan.overlap},
+               {"batch_size", job.batch_size},
+               {"width", job.plan.width},
+               {"height", job.plan.height},
+               {"blocks", job.plan.ys.size()}};
+  return d.dump(1);
 }
 
 ClassifyOptions withStoppedPlan(const ClassifyOptions& o) {

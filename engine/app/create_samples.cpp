@@ -427,16 +427,6 @@ std::string sampleOptionNamed(const std::string& name) {
   return name;
 }
 
-nlohmann::json fileRecord(const std::string& path) {
-  if (path.empty()) return nullptr;
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  const auto modified = std::filesystem::last_write_time(path, ec);
-  return {{"path", std::filesystem::absolute(path).lexically_normal().string()},
-          {"size", ec ? -1 : int64_t(size)},
-          {"modified", ec ? 0 : int64_t(modified.time_since_epoch().count())}};
-}
-
 // What a resumed samples job must share with the stopped one: the files it reads and every
 // option that changes a sample.
 nlohmann::json resumeDescription(const SampleOptions& o, size_t windows) {

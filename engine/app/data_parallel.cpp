@@ -224,16 +224,6 @@ void DataParallel::barrier() {
   if (group_) group_->any(false);
 }
 
-PartFiles::~PartFiles() {
-  if (keep) return;
-  std::error_code ignored;
-  for (const auto& f : files)
-    if (!f.empty()) {
-      std::filesystem::remove(f, ignored);
-      std::filesystem::remove(f + ".aux.xml", ignored);
-    }
-}
-
 RankProgress::RankProgress(Progress& parent, DataParallel& ranks, std::string counter, int64_t total, int64_t mine)
     : parent_(parent), ranks_(ranks), counter_(std::move(counter)), total_(std::max<int64_t>(1, total)),
       mine_(mine) {}

@@ -103,18 +103,6 @@ class DataParallel {
   std::vector<std::chrono::steady_clock::time_point> beat_changed_;
 };
 
-// Every rank's part files of a job (each beside the outputs, under a temporary name), removed
-// by any rank that sees the job fail: a rank that was killed cannot remove its own. Each
-// rank's own also go with its writers.
-struct PartFiles {
-  std::vector<std::string> files;
-  PartFiles() = default;
-  PartFiles(const PartFiles&) = delete;
-  PartFiles& operator=(const PartFiles&) = delete;
-  ~PartFiles();
-  bool keep = false;  // the job went well: their writers remove them
-};
-
 // The progress of a job shared by ranks, in units every rank counts alike (windows,
 // pixels): rank 0 shows the whole job's (the units done on every rank, through the store),
 // the others their own; cancelled when this rank's user cancels, and checking the other

@@ -1,5 +1,6 @@
 #include "app/job_outputs.h"
 
+#include <filesystem>
 #include <fstream>
 
 #include "base/errors.h"
@@ -32,6 +33,16 @@ std::function<bool(const std::string&)> writtenByGeoDLCheck(FileKind kind, const
         return !text_start.empty() && in.read(start.data(), std::streamsize(start.size())) && start == text_start;
       };
   }
+}
+
+nlohmann::json fileRecord(const std::string& path) {
+  if (path.empty()) return nullptr;
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  const auto modified = std::filesystem::last_write_time(path, ec);
+  return {{"path", std::filesystem::absolute(path).lexically_normal().string()},
+          {"size", ec ? -1 : int64_t(size)},
+          {"modified", ec ? 0 : int64_t(modified.time_since_epoch().count())}};
 }
 
 }  // namespace geodl
