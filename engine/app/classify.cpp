@@ -541,8 +541,12 @@ ClassifyResult classifyShared(const ClassifyOptions& given, DataParallel& ranks,
     std::tie(result.polygons, result.polygons_dropped) = finishOutputs(o, ranks, run, out, counts, progress);  // 5.
   } catch (const Cancelled& e) {  // the same kind of error, saying what there is to resume
     throw Cancelled(stopped(e.what()));
-  } catch (const RasterReadError& e) {
-    throw RasterReadError(stopped(e.what()));
+  } catch (const RasterReadError&) {
+    // The input's fault (a truncated copy): a resume reads another file, which it refuses, so
+    // nothing is kept.
+    if (out.kept.open) io::removeJournal(out.kept.folders);
+    out.kept.open = false;
+    throw;
   } catch (const IoError& e) {
     throw IoError(stopped(e.what()));
   } catch (const InputError& e) {

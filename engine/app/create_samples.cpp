@@ -701,6 +701,12 @@ SampleResult sampleWindows(const SampleOptions& options, DataParallel& ranks, Pr
     }
   } catch (const Cancelled& e) {  // the same kind of error, saying what there is to resume
     throw Cancelled(stopped(e.what()));
+  } catch (const RasterReadError&) {  // the input's fault: a resume would read another file
+    if (ranks.writes()) {
+      std::error_code ec;
+      std::filesystem::remove_all(journal_folder, ec);
+    }
+    throw;
   } catch (const IoError& e) {
     throw IoError(stopped(e.what()));
   } catch (const InputError&) {  // refused (an empty split): a resume would be refused the same

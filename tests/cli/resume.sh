@@ -174,6 +174,14 @@ code=0
 "$geodl" "${classify[@]}" --output changed/c.tif > restarted.log 2>&1
 grep -q "discarded the $blocks finished blocks of a stopped run" restarted.log || { cat restarted.log; fail "not discarded"; }
 same_outputs ref1 changed "a run that discarded a stopped one"
+# A raster that cannot be read past its first blocks (a truncated copy) keeps nothing: a resume
+# would read another file, which it refuses.
+cp big.tif truncated.tif && truncate -s 1500000 truncated.tif
+code=0
+"$geodl" classify --model "$model" --input truncated.tif --window 96 --threads 2 --output truncated/c.tif \
+  > truncated.log 2>&1 || code=$?
+[ $code = 4 ] && grep -q "damaged or truncated" truncated.log && [ ! -e truncated ] ||
+  { cat truncated.log; ls -laR truncated 2>/dev/null; fail "a truncated raster: exit $code, or something kept"; }
 # --resume with nothing to resume classifies from the start.
 "$geodl" "${classify[@]}" --output fresh/c.tif --resume > fresh.log 2>&1
 grep -q "nothing to resume" fresh.log || fail "no word that there was nothing to resume"
