@@ -76,7 +76,7 @@ for case in vrt parts tiles10 tiles20; do
     printf "| %s | 1 process x 2 threads | %.1f | %.3f | %.0f | |\n", label, one, mpx / one, ok / 1024
     printf "| %s | 2 ranks x 1 thread | %.1f | %.3f | %.0f | %.0f%% |\n", label, two, mpx / two, tk / 1024, 100 * one / two }'
 done
-finishing=$(grep -o 'wrote the VRT over the parts of 2 ranks in [0-9.]*' parts-two.log | grep -o '[0-9.]*$' || echo 0)
+finishing=$(grep -o 'wrote the VRT over the parts of [0-9]* blocks in [0-9.]*' parts-two.log | grep -o '[0-9.]*$' || echo 0)
 read -r vrt_two_s _ < vrt-two.time
 read -r parts_two_s _ < parts-two.time
 awk -v a="$assembly" -v t="$vrt_two_s" -v f="$finishing" -v p="$parts_two_s" 'BEGIN {

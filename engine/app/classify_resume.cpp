@@ -1,7 +1,6 @@
 // Resuming a stopped classification (classify's resume): the journal of its finished blocks
 // (io/block_journal.h) opened for the run, and what the run must share with the stopped one.
 #include <filesystem>
-#include <regex>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -132,10 +131,7 @@ std::optional<StoppedRun> stoppedClassification(const std::string& output) {
     run.input = then.at("input").at("path");
     run.model = then.at("model").at("path");
     run.blocks = then.at("plan").at("blocks");
-    static const std::regex marker(R"(block-[0-9]+\.json)");
-    std::error_code ec;
-    for (const auto& entry : fs::directory_iterator(folders.classes, ec))
-      if (std::regex_match(entry.path().filename().string(), marker)) ++run.finished;
+    run.finished = io::markedBlocks(folders);
     return run;
   } catch (const std::exception&) {  // no description, or a damaged one: nothing to offer
     return std::nullopt;

@@ -141,12 +141,13 @@ void removeJournal(const JournalFolders& folders) {
   }
 }
 
-bool journalHasBlocks(const JournalFolders& folders) {
+int64_t markedBlocks(const JournalFolders& folders) {
   static const std::regex marker(R"(block-[0-9]+\.json)");
   std::error_code ec;
+  int64_t n = 0;
   for (const auto& entry : fs::directory_iterator(folders.classes, ec))
-    if (std::regex_match(entry.path().filename().string(), marker)) return true;
-  return false;
+    if (std::regex_match(entry.path().filename().string(), marker)) ++n;
+  return n;
 }
 
 void dropJournalMarkers(const JournalFolders& folders) {

@@ -58,8 +58,10 @@ std::vector<JournalBlock> finishedBlocks(const JournalFolders& folders);
 void startJournal(const JournalFolders& folders, const std::string& description);
 // Both folders removed, with whatever they hold.
 void removeJournal(const JournalFolders& folders);
+// How many blocks the class journal marks done (their files not checked).
+int64_t markedBlocks(const JournalFolders& folders);
 // Whether the class journal holds any block marked done.
-bool journalHasBlocks(const JournalFolders& folders);
+inline bool journalHasBlocks(const JournalFolders& folders) { return markedBlocks(folders) > 0; }
 // The markers and the description removed, so that the class folder holds only its blocks
 // (a .vrt's parts).
 void dropJournalMarkers(const JournalFolders& folders);
