@@ -203,10 +203,14 @@ void DataParallel::watchHeartbeats() {
 void DataParallel::awaitAll(const std::string& stage, const std::function<void()>& tick) {
   if (!group_) return;
   group_->add("stage/" + stage, 1);
+  // Polled from 5 ms up to every kCheckEvery: ranks that arrive together go on together
+  // (a stage of a short job, or the ranks' first meeting, waits milliseconds, not 200).
+  auto pause = std::chrono::milliseconds(5);
   while (group_->add("stage/" + stage, 0) < world_.size) {
     checkOthers();
     if (tick) tick();
-    std::this_thread::sleep_for(kCheckEvery);
+    std::this_thread::sleep_for(pause);
+    pause = std::min<std::chrono::milliseconds>(pause * 2, kCheckEvery);
   }
   checked_ = {};
   checkOthers();

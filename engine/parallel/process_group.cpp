@@ -8,6 +8,12 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #endif
 
+#include <netdb.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -76,6 +82,54 @@ std::string ncclVersion() {
 #endif
 }
 
+namespace {
+
+// Until the store at host:port accepts connections (refused: not listening yet, tried again
+// every 10 ms), or the deadline. c10d's TCPStore client waits a whole second after a refused
+// connection: a rank started a moment before rank 0 listens would lose that second at every
+// start. Anything but a refusal (an unknown host, no route, a silent host) is left to the
+// store, which reports it.
+void awaitListener(const std::string& host, int port, std::chrono::milliseconds timeout) {
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found) != 0 || !found) return;
+  const std::unique_ptr<addrinfo, void (*)(addrinfo*)> addresses(found, ::freeaddrinfo);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    bool refused = false;
+    for (const addrinfo* a = found; a; a = a->ai_next) {
+      const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
+      if (fd < 0) continue;
+      int error = ::connect(fd, a->ai_addr, a->ai_addrlen) == 0 ? 0 : errno;
+      if (error == EINPROGRESS) {  // a second at most: a host that does not answer is the store's to report
+        pollfd p{fd, POLLOUT, 0};
+        socklen_t length = sizeof error;
+        if (::poll(&p, 1, 1000) != 1 || ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) != 0) error = ETIMEDOUT;
+      }
+      ::close(fd);
+      if (error != ECONNREFUSED) return;
+      refused = true;
+    }
+    if (!refused) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+// Texts go through the store after a marker byte. LibTorch 1.13's store server sends a
+// value's length with MSG_MORE and then its bytes: an empty value's length stays corked in
+// the kernel for 200 ms before the rank waiting for it gets it.
+std::vector<uint8_t> storedText(const std::string& text) {
+  const std::string marked = "+" + text;
+  return std::vector<uint8_t>(marked.begin(), marked.end());
+}
+
+std::string readText(const std::vector<uint8_t>& bytes) {
+  return bytes.empty() ? std::string() : std::string(bytes.begin() + 1, bytes.end());
+}
+
+}  // namespace
+
 std::string resolveBackend(const std::string& requested, const std::string& device) {
   const bool on_gpu = device.rfind("cuda", 0) == 0;
   if (requested.empty() || requested == "auto") return on_gpu && ncclAvailable() ? "nccl" : "gloo";
@@ -106,6 +160,7 @@ ProcessGroup::ProcessGroup(const WorldInfo& world, std::chrono::milliseconds tim
     o.waitWorkers = !world.agent_store;
     o.timeout = timeout;
     o.multiTenant = !world.agent_store;
+    if (!o.isServer) awaitListener(world.master_addr, world.master_port, timeout);
     c10::intrusive_ptr<c10d::Store> store = c10::make_intrusive<c10d::TCPStore>(world.master_addr, o);
     if (!world.store_prefix.empty()) store = c10::make_intrusive<c10d::PrefixStore>(world.store_prefix, store);
     impl_->store = c10::make_intrusive<c10d::PrefixStore>("geodl", store);
@@ -215,11 +270,8 @@ std::vector<std::string> ProcessGroup::allgatherText(const std::string& text) {
   const std::string round = "text/" + std::to_string(gathers_++) + "/";
   std::vector<std::string> all;
   try {
-    impl_->store->set(round + std::to_string(world_.rank), std::vector<uint8_t>(text.begin(), text.end()));
-    for (int r = 0; r < world_.size; ++r) {
-      const auto bytes = impl_->store->get(round + std::to_string(r));
-      all.emplace_back(bytes.begin(), bytes.end());
-    }
+    impl_->store->set(round + std::to_string(world_.rank), storedText(text));
+    for (int r = 0; r < world_.size; ++r) all.push_back(readText(impl_->store->get(round + std::to_string(r))));
   } catch (const std::exception& e) {
     lost("an exchange through the store", e);
   }
@@ -260,7 +312,7 @@ int64_t ProcessGroup::add(const std::string& key, int64_t delta) {
 
 void ProcessGroup::setText(const std::string& key, const std::string& text) {
   try {
-    impl_->store->set("job/" + key, std::vector<uint8_t>(text.begin(), text.end()));
+    impl_->store->set("job/" + key, storedText(text));
   } catch (const std::exception& e) {
     lost("an exchange through the store", e);
   }
@@ -268,8 +320,7 @@ void ProcessGroup::setText(const std::string& key, const std::string& text) {
 
 std::string ProcessGroup::text(const std::string& key) {
   try {
-    const auto bytes = impl_->store->get("job/" + key);
-    return std::string(bytes.begin(), bytes.end());
+    return readText(impl_->store->get("job/" + key));
   } catch (const std::exception& e) {
     lost("an exchange through the store", e);
   }
