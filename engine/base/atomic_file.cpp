@@ -137,6 +137,22 @@ void FileSink::close() {
   if (error_) throw writeFailure(what_, path_, error_);
 }
 
+namespace {
+
+// Whether process `pid` still runs: a killed one that its parent has not reaped yet (a zombie)
+// does not, and its temporaries are stale already.
+bool processRuns(long pid) {
+  if (::kill(pid_t(pid), 0) != 0 && errno == ESRCH) return false;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  const std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const size_t name_end = text.rfind(')');  // "PID (NAME) STATE ..."
+  if (name_end == std::string::npos || name_end + 2 >= text.size()) return true;  // cannot tell: it runs
+  const char state = text[name_end + 2];
+  return state != 'Z' && state != 'X';
+}
+
+}  // namespace
+
 int removeStaleTemporaries(const std::string& path) {
   const fs::path target = fs::absolute(path);
   const std::vector<std::string> prefixes = temporaryPrefixes(target);
@@ -152,7 +168,7 @@ int removeStaleTemporaries(const std::string& path) {
     while (end < name.size() && std::isdigit(static_cast<unsigned char>(name[end]))) ++end;
     if (end == prefix.size()) continue;
     const long pid = std::stol(name.substr(prefix.size(), end - prefix.size()));
-    if (pid == long(::getpid()) || ::kill(pid_t(pid), 0) == 0 || errno != ESRCH) continue;
+    if (pid == long(::getpid()) || processRuns(pid)) continue;
     std::error_code gone;  // a folder too (the staging folder of a VRT's parts, io/parts_vrt.h)
     if (fs::remove_all(entry.path(), gone) > 0) ++removed;
   }

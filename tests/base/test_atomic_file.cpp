@@ -2,6 +2,7 @@
 // temporary left, stale temporaries of dead processes removed; and sub-progress.
 #include <gtest/gtest.h>
 
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -105,6 +106,18 @@ TEST(AtomicFile, StaleTemporariesOfDeadProcessesGoThoseOfLiveOnesStay) {
   // Opening an output does the same for its own destination.
   { AtomicOutput out(dir.file("other.pt")); }
   EXPECT_FALSE(fs::exists(other));
+  // A process killed but not yet reaped by its parent (a zombie: a rank the moment after a
+  // kill -9) runs no more: its temporaries are stale.
+  const pid_t zombie = ::fork();
+  if (zombie == 0) ::_exit(0);
+  siginfo_t info{};
+  ::waitid(P_PID, id_t(zombie), &info, WEXITED | WNOWAIT);  // exited, left unreaped
+  ASSERT_EQ(::kill(zombie, 0), 0);
+  const std::string unreaped = dir.file(".model.pt.tmp-" + std::to_string(zombie));
+  std::ofstream(unreaped) << "x";
+  EXPECT_EQ(removeStaleTemporaries(dir.file("model.pt")), 1);
+  EXPECT_FALSE(fs::exists(unreaped));
+  ::waitpid(zombie, nullptr, 0);
 }
 
 TEST(AtomicFile, NamesUpToTheFileSystemLimitHaveTemporariesWithinIt) {
