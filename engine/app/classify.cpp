@@ -4,9 +4,11 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <future>
 #include <iomanip>
 #include <map>
 #include <optional>
@@ -316,16 +318,81 @@ void openOutputs(const ClassifyOptions& given, const ClassifyOptions& o, DataPar
   }
 }
 
+// Rank 0, GeoTIFF: blocks [first, end) copied from the journal into the outputs, calling
+// `step` after each. A block that does not read (a damaged file) is dropped from the journal,
+// so that the resume the run's failure advises computes it again.
+void copyJournalBlocks(const TileJob& job, RunOutputs& out, int first, int end, const std::function<void()>& step) {
+  for (int k = first; k < end; ++k) {
+    try {
+      io::copyRowBands({{out.journal.classBlock(k), out.journal.probabilityBlock(k), job.plan.ys[size_t(k)],
+                         out.blockRows(job.plan, k)}},
+                       job.plan.ys, job.plan.width, job.classes, *out.sink, {});
+    } catch (const IoError& e) {
+      io::forgetBlock(out.journal, k);
+      throw IoError("the finished block " + std::to_string(k) + " in the journal does not read (" + e.what() +
+                    "): it is dropped from the journal, and a resume computes it again");
+    }
+    if (step) step();
+  }
+}
+
 // Rank 0, GeoTIFF: the blocks from the sink's next up to `end` copied from the journal into
 // the outputs (finished blocks, of the stopped run or of other ranks).
 void copyFromJournal(const TileJob& job, RunOutputs& out, int end, Progress& progress) {
-  std::vector<io::RowBandFiles> blocks;
-  for (int k = out.sink_next; k < end; ++k)
-    blocks.push_back({out.journal.classBlock(k), out.journal.probabilityBlock(k), job.plan.ys[size_t(k)],
-                      out.blockRows(job.plan, k)});
-  io::copyRowBands(blocks, job.plan.ys, job.plan.width, job.classes, *out.sink, [&] { progress.checkCancelled(); });
+  copyJournalBlocks(job, out, out.sink_next, end, [&] { progress.checkCancelled(); });
   out.sink_next = std::max(out.sink_next, end);
 }
+
+// Rank 0, resumed GeoTIFF: the stopped run's blocks before its first block left, copied from
+// the journal into the outputs in a thread of their own while the model computes the first
+// blocks left (whose rows wait for the copy in the writing thread: AfterCopy).
+class BackgroundCopy {
+ public:
+  BackgroundCopy(const TileJob& job, RunOutputs& out, int end) : blocks_(end - out.sink_next) {
+    const int first = out.sink_next;
+    out.sink_next = end;  // the blocks computed from `end` on are streamed after the copy
+    done_ = std::async(std::launch::async, [this, first, end, &job, &out] {
+      const auto start = std::chrono::steady_clock::now();
+      copyJournalBlocks(job, out, first, end, [this] {
+        if (stop_) throw Cancelled("the copy of the finished blocks stopped with the run");
+      });
+      seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    });
+  }
+  // A run that fails or is cancelled stops the copy at its next block.
+  ~BackgroundCopy() {
+    stop_ = true;
+    if (done_.valid()) done_.wait();
+  }
+  // Waits for the copy; its failure (a journal block that does not read) is thrown here.
+  void wait() {
+    if (done_.valid()) done_.get();
+  }
+  int blocks() const { return blocks_; }
+  double seconds() const { return seconds_; }
+
+ private:
+  int blocks_;
+  std::atomic<bool> stop_{false};
+  double seconds_ = 0;
+  std::future<void> done_;
+};
+
+// The outputs' sink for the first blocks a resumed GeoTIFF computes: their rows go in once the
+// finished blocks before them are copied.
+class AfterCopy final : public TileSink {
+ public:
+  AfterCopy(TileSink& outputs, BackgroundCopy& copy) : outputs_(outputs), copy_(copy) {}
+  ProbabilityType probabilities() const override { return outputs_.probabilities(); }
+  void writeRows(int y, int n, const uint8_t* ids, const void* probabilities) override {
+    copy_.wait();
+    outputs_.writeRows(y, n, ids, probabilities);
+  }
+
+ private:
+  TileSink& outputs_;
+  BackgroundCopy& copy_;
+};
 
 // Stage 4: this rank's blocks computed into the journal (and rank 0's first ones streamed to
 // the outputs); the counts of all ranks, those of the stopped run's blocks included.
@@ -337,14 +404,11 @@ RunCounts computeBand(const ClassifyOptions& o, DataParallel& ranks, RunPlan& ru
   int64_t mine = 0;
   for (const RowBand& r : out.ranges) mine += windowsOf(job, r.first_row, r.end(job.plan));
   RankProgress shared(progress, ranks, "windows:" + o.output, out.job_windows, mine);
-  if (out.sink && !out.resumed.empty() && !out.ranges.empty()) {
-    // The stopped run's blocks before this rank's first: into the outputs first.
-    const auto start = std::chrono::steady_clock::now();
-    const hard_stop::LoopScope loop;
-    progress.report(0.0, "copying the blocks finished before the stop");
-    copyFromJournal(job, out, out.ranges.front().first_block, progress);
-    progress.log("copied the " + std::to_string(out.sink_next) + " blocks finished before the stop into the outputs" +
-                 inSeconds(start, 2));
+  std::optional<BackgroundCopy> copy;  // the stopped run's blocks before this rank's first
+  std::optional<AfterCopy> after_copy;
+  if (out.sink && !out.resumed.empty() && !out.ranges.empty() && out.sink_next < out.ranges.front().first_block) {
+    copy.emplace(job, out, out.ranges.front().first_block);
+    after_copy.emplace(*out.sink, *copy);
   }
   const io::RasterTileSource source(*run.reader, run.predictor.info.band_mean, run.predictor.info.band_std);
   int64_t at = 0;
@@ -359,7 +423,8 @@ RunCounts computeBand(const ClassifyOptions& o, DataParallel& ranks, RunPlan& ru
       carry = io::readCarry(out.journal, range.first_block - 1);
     job.start_carry = carry ? &*carry : nullptr;
     const bool streamed = out.sink && range.first_block == out.sink_next;
-    io::JournalSink sink(out.journal, out.spec, out.probability_spec, job.plan.ys, streamed ? out.sink.get() : nullptr);
+    TileSink* outputs = !streamed ? nullptr : after_copy ? static_cast<TileSink*>(&*after_copy) : out.sink.get();
+    io::JournalSink sink(out.journal, out.spec, out.probability_spec, job.plan.ys, outputs);
     const int64_t windows = windowsOf(job, range.first_row, end);
     SubProgress part(shared, double(at) / double(std::max<int64_t>(1, mine)),
                      double(at + windows) / double(std::max<int64_t>(1, mine)));
@@ -371,11 +436,19 @@ RunCounts computeBand(const ClassifyOptions& o, DataParallel& ranks, RunPlan& ru
     counts.nodata_pixels += tiles.nodata_pixels;
     counts.windows += windowsOf(job, range.first_block, end);  // the rows before are another block's
     if (streamed) out.sink_next = end;
+    after_copy.reset();  // the copy is done once the first run of blocks is in
     counts.journal_us += int64_t(sink.writingSeconds() * 1e6);
     counts.journal_blocks += end - range.first_block;
   }
   job.band = RowBand{};
   job.start_carry = nullptr;
+  if (copy) {
+    copy->wait();
+    std::ostringstream line;
+    line << "copied the " << copy->blocks() << " blocks finished before the stop into the outputs in " << std::fixed
+         << std::setprecision(2) << copy->seconds() << " s, beside the model";
+    progress.log(line.str());
+  }
   for (const io::JournalBlock& b : out.resumed) {  // rank 0 alone has them
     for (size_t k = 0; k < job.class_ids.size(); ++k) counts.class_pixels[k] += b.id_pixels[job.class_ids[k]];
     counts.nodata_pixels += b.id_pixels[255];

@@ -160,7 +160,16 @@ std::vector<io::JournalBlock> openJournal(const ClassifyOptions& o, const RunPla
                        list + ". Give the stopped run's options and files to resume it, or run without " +
                        classifyOptionNamed("resume") + " to start again (its finished blocks are then discarded)");
     }
-    std::vector<io::JournalBlock> blocks = io::finishedBlocks(folders);
+    std::vector<int> altered;
+    std::vector<io::JournalBlock> blocks = io::finishedBlocks(folders, &altered);
+    if (!altered.empty()) {
+      std::string list;
+      for (int k : altered) list += (list.empty() ? "" : ", ") + std::to_string(k);
+      progress.log(std::to_string(altered.size()) + (altered.size() == 1 ? " finished block" : " finished blocks") +
+                   " in '" + folders.classes + "' changed after the stop (the sizes of their files differ from " +
+                   "those recorded: cut short or replaced), and " + (altered.size() == 1 ? "is" : "are") +
+                   " computed again: block " + list);
+    }
     const std::vector<int>& ys = run.job.plan.ys;
     for (const auto& b : blocks)
       if (b.block >= int(ys.size()) || b.y0 != ys[size_t(b.block)])

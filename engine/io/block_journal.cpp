@@ -53,6 +53,31 @@ void removeAllBut(const std::string& folder, const std::vector<std::string>& kee
   }
 }
 
+// The sizes of block `block`'s files, as its mark records them: a file cut short or replaced
+// since (a damaged disk, a copy) is told from them.
+std::vector<int64_t> blockBytes(const JournalFolders& folders, int block) {
+  std::vector<int64_t> bytes;
+  for (const std::string& file : {folders.classBlock(block), folders.probabilityBlock(block)}) {
+    if (file.empty()) continue;
+    std::error_code ec;
+    const auto size = fs::file_size(file, ec);
+    bytes.push_back(ec ? -1 : int64_t(size));
+  }
+  return bytes;
+}
+
+// Whether the carry file `path` is whole: its size is the one its header gives.
+bool wholeCarry(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  int32_t head[4] = {0, 0, 0, 0};
+  in.read(reinterpret_cast<char*>(head), sizeof head);
+  if (!in || head[1] < 0 || head[2] < 0 || head[3] < 0) return false;
+  const uint64_t plane = uint64_t(head[1]) * uint64_t(head[2]);
+  std::error_code ec;
+  const auto size = fs::file_size(path, ec);
+  return !ec && size == sizeof head + plane * (uint64_t(head[3]) * sizeof(float) + sizeof(float) + 1);
+}
+
 }  // namespace
 
 std::string journalFolderOf(const std::string& output) { return partialPathFor(output); }
@@ -82,7 +107,7 @@ std::string journalDescription(const JournalFolders& folders) {
   return readText((fs::path(folders.classes) / kDescription).string());
 }
 
-std::vector<JournalBlock> finishedBlocks(const JournalFolders& folders) {
+std::vector<JournalBlock> finishedBlocks(const JournalFolders& folders, std::vector<int>* altered) {
   static const std::regex marker(R"(block-([0-9]+)\.json)");
   std::map<int, JournalBlock> done;
   std::error_code ec;
@@ -98,7 +123,12 @@ std::vector<JournalBlock> finishedBlocks(const JournalFolders& folders) {
       const auto j = nlohmann::json::parse(readText(entry.path().string()));
       JournalBlock b{block, j.at("y0").get<int>(), j.at("rows").get<int>(), std::vector<int64_t>(256, 0)};
       for (const auto& [id, n] : j.at("id_pixels").items()) b.id_pixels.at(size_t(std::stoi(id))) = n.get<int64_t>();
-      if (j.at("block").get<int>() == block) done[block] = std::move(b);
+      if (j.at("block").get<int>() != block) continue;
+      if (j.at("bytes").get<std::vector<int64_t>>() != blockBytes(folders, block)) {
+        if (altered) altered->push_back(block);
+        continue;
+      }
+      done[block] = std::move(b);
     } catch (const std::exception&) {  // a marker cut short is no marker: the block is computed again
     }
   }
@@ -106,16 +136,25 @@ std::vector<JournalBlock> finishedBlocks(const JournalFolders& folders) {
   std::vector<JournalBlock> blocks;
   for (auto& [block, b] : done) {
     const std::string file = blockFileName(block);
-    std::error_code missing;
-    b.carry = fs::is_regular_file(carryOf(folders.classes, block), missing);
-    keep.insert(keep.end(), {fs::path(markerOf("", block)).filename().string(), file, file + ".aux.xml",
-                             fs::path(carryOf("", block)).filename().string()});
+    b.carry = wholeCarry(carryOf(folders.classes, block));  // cut short: the windows above are computed
+    keep.insert(keep.end(), {fs::path(markerOf("", block)).filename().string(), file, file + ".aux.xml"});
+    if (b.carry) keep.push_back(fs::path(carryOf("", block)).filename().string());
     keep_probabilities.insert(keep_probabilities.end(), {file, file + ".aux.xml"});
     blocks.push_back(std::move(b));
   }
+  if (altered) std::sort(altered->begin(), altered->end());
   removeAllBut(folders.classes, keep);
   if (!folders.probabilities.empty()) removeAllBut(folders.probabilities, keep_probabilities);
   return blocks;
+}
+
+void forgetBlock(const JournalFolders& folders, int block) {
+  for (const std::string& file : {markerOf(folders.classes, block), carryOf(folders.classes, block),
+                                  folders.classBlock(block), folders.classBlock(block) + ".aux.xml",
+                                  folders.probabilityBlock(block)}) {
+    std::error_code ignored;
+    if (!file.empty()) fs::remove(file, ignored);
+  }
 }
 
 void startJournal(const JournalFolders& folders, const std::string& description) {
@@ -226,7 +265,9 @@ void JournalSink::writeRows(int y, int n, const uint8_t* ids, const void* probab
   for (size_t id = 0; id < counts.size(); ++id)
     if (counts[id]) id_pixels[std::to_string(id)] = counts[id];
   writeTextAtomically(markerOf(folders_.classes, block),
-                      nlohmann::json{{"block", block}, {"y0", y}, {"rows", n}, {"id_pixels", id_pixels}}.dump());
+                      nlohmann::json{{"block", block}, {"y0", y}, {"rows", n}, {"id_pixels", id_pixels},
+                                     {"bytes", blockBytes(folders_, block)}}
+                          .dump());
   seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 

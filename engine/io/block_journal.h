@@ -5,7 +5,8 @@
 //
 //   .classes.tif.partial/job.json         what the run was (a resume must be the same run)
 //   .classes.tif.partial/block-000012.tif  block 12's classes (rows [ys[12], ys[13]))
-//   .classes.tif.partial/block-000012.json block 12 done: its rows and pixels per class id
+//   .classes.tif.partial/block-000012.json block 12 done: its rows, pixels per class id and
+//                                           its files' sizes
 //   .classes.tif.partial/block-000012.carry the blend below block 12 (each rank's last block)
 //   .probs.tif.partial/block-000012.tif    its probabilities, beside the probability output
 //
@@ -51,9 +52,13 @@ struct JournalFolders {
 // The description of the run whose journal this is (job.json); empty when there is none
 // (no journal, or one from before its description was written).
 std::string journalDescription(const JournalFolders& folders);
-// The blocks marked done whose files are all there, in block order; everything else in the
-// folders (blocks being written when the run stopped, temporaries) is removed.
-std::vector<JournalBlock> finishedBlocks(const JournalFolders& folders);
+// The blocks marked done whose files are all there, of the sizes their marks record, in block
+// order; everything else in the folders (blocks being written when the run stopped, blocks
+// whose files were cut short or replaced since, carries cut short, temporaries) is removed.
+// `altered`, when given, gets the marked blocks whose files' sizes differ.
+std::vector<JournalBlock> finishedBlocks(const JournalFolders& folders, std::vector<int>* altered = nullptr);
+// Block `block` removed from the journal (its mark, carry and files): a resume computes it.
+void forgetBlock(const JournalFolders& folders, int block);
 // Both folders made (empty; throws IoError) and the run's description written.
 void startJournal(const JournalFolders& folders, const std::string& description);
 // Both folders removed, with whatever they hold.

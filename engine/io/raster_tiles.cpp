@@ -84,7 +84,7 @@ namespace {
 void readBandRows(GDALDataset& ds, const std::string& path, int y, int n, GDALDataType type, void* out) {
   const int width = ds.GetRasterXSize(), bands = ds.GetRasterCount();
   if (ds.RasterIO(GF_Read, 0, y, width, n, out, width, n, type, bands, nullptr, 0, 0, 0, nullptr) != CE_None)
-    throw IoError(gdalMessage("cannot read the classified rows of '" + path + "' (another rank's part)"));
+    throw IoError(gdalMessage("cannot read the finished block '" + path + "'"));
 }
 
 }  // namespace
@@ -101,9 +101,9 @@ void copyRowBands(const std::vector<RowBandFiles>& bands, const std::vector<int>
     Dataset ids_ds = openRaster(band.classes);
     Dataset probs_ds = type != ProbabilityType::None ? openRaster(band.probabilities) : nullptr;
     if (ids_ds->GetRasterXSize() != width || ids_ds->GetRasterYSize() != band.rows)
-      throw IoError("the part '" + band.classes + "' has " + std::to_string(ids_ds->GetRasterXSize()) + " x " +
+      throw IoError("the finished block '" + band.classes + "' has " + std::to_string(ids_ds->GetRasterXSize()) + " x " +
                     std::to_string(ids_ds->GetRasterYSize()) + " pixels, not the " + std::to_string(width) + " x " +
-                    std::to_string(band.rows) + " of its band: another job wrote over it; start the job again");
+                    std::to_string(band.rows) + " of its block: another job wrote over it");
     const int end = band.y0 + band.rows;
     while (k < blocks.size() && blocks[k] < band.y0) ++k;  // the sink's own rows (rank 0's)
     for (; k < blocks.size() && blocks[k] < end; ++k) {

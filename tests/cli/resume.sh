@@ -187,6 +187,40 @@ code=0
 grep -q "nothing to resume" fresh.log || fail "no word that there was nothing to resume"
 same_outputs ref1 fresh "--resume with nothing to resume"
 
+# A journal changed after the stop. kill_after FOLDER: a run into FOLDER/c.tif killed once 3
+# blocks are finished.
+kill_after() {
+  "$geodl" "${classify[@]}" --output "$1/c.tif" > "$1.log" 2>&1 &
+  local pid=$!
+  for _ in $(seq 1 1000); do
+    [ "$(ls "$1"/.c.tif.partial/block-*.json 2>/dev/null | wc -l)" -ge 3 ] && break
+    sleep 0.02
+  done
+  kill -KILL $pid; wait $pid 2>/dev/null || true
+  [ "$(ls "$1"/.c.tif.partial/block-*.json | wc -l)" -ge 3 ] || fail "$1: not 3 blocks before the kill"
+}
+# A block file cut short (its size is not the one its mark records): computed again, named.
+kill_after cut
+truncate -s 1000 cut/.c.tif.partial/block-000001.tif
+"$geodl" "${classify[@]}" --output cut/c.tif --resume > cut-resumed.log 2>&1 || { cat cut-resumed.log; fail "cut: resume"; }
+grep -q "1 finished block in '.*' changed after the stop (the sizes of their files differ from those recorded: cut short or replaced), and is computed again: block 1" cut-resumed.log ||
+  { cat cut-resumed.log; fail "cut: not named"; }
+same_outputs ref1 cut "a block cut short after the stop"
+# A block file of its size that does not read (its header overwritten): the resume fails
+# naming it, writes no output, and drops it from the journal; the next resume computes it.
+kill_after unreadable
+printf '\0\0\0\0' | dd of=unreadable/.c_probabilities.tif.partial/block-000000.tif conv=notrunc status=none
+code=0
+"$geodl" "${classify[@]}" --output unreadable/c.tif --resume > unreadable.log 2>&1 || code=$?
+[ $code = 4 ] && grep -q "the finished block 0 in the journal does not read (cannot open the raster '.*block-000000.tif'.*): it is dropped from the journal, and a resume computes it again" unreadable.log &&
+  grep -q "run it again with the option resume" unreadable.log && [ ! -e unreadable/c.tif ] &&
+  [ ! -e unreadable/.c.tif.partial/block-000000.json ] ||
+  { cat unreadable.log; ls -la unreadable unreadable/.c.tif.partial; fail "an unreadable block: exit $code"; }
+"$geodl" "${classify[@]}" --output unreadable/c.tif --resume > unreadable-resumed.log 2>&1 ||
+  { cat unreadable-resumed.log; fail "unreadable: the second resume"; }
+same_outputs ref1 unreadable "a block that did not read, resumed again"
+echo "a journal changed after the stop: a block cut short is computed again; one that does not read fails the resume, which the next resume mends"
+
 # Samples (geodl samples --resume): a scene of 1024 x 1024 pixels cut in windows of 64 every 8
 # pixels (about 29000 windows), stopped at 30, 60 and 90% on one process and on 2 ranks, then
 # resumed: the stores hold the datasets of an uninterrupted job, and the footprints its features.

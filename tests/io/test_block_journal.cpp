@@ -143,6 +143,53 @@ TEST(BlockJournal, BlocksWrittenThroughTheSinkAreMarkedAndReadBack) {
   EXPECT_FALSE(fs::exists(folders.probabilities));
 }
 
+// Files changed after the stop: a block whose file was cut short or replaced since its mark
+// (the sizes it records differ) is no finished block, and is named; a carry cut short is no
+// carry (the windows above are computed again); forgetBlock drops a block whole.
+TEST(BlockJournal, BlocksAndCarriesChangedAfterTheStopAreComputedAgain) {
+  test::TempDir dir;
+  const io::JournalFolders folders{io::journalFolderOf(dir.path("c.tif")), io::journalFolderOf(dir.path("p.tif"))};
+  io::startJournal(folders, "{}");
+  io::GeoTiffSpec probabilities = classes12x10();
+  probabilities.bands = 3;
+  probabilities.has_nodata = false;
+  probabilities.categories.clear();
+  io::JournalSink sink(folders, classes12x10(), probabilities, kBlocks, nullptr);
+  std::vector<uint8_t> ids, probs;
+  for (int k = 0; k < 3; ++k) {
+    const int y = kBlocks[size_t(k)], n = (k + 1 < 3 ? kBlocks[size_t(k) + 1] : 10) - y;
+    rows(y, n, ids, probs);
+    sink.writeRows(y, n, ids.data(), probs.data());
+    BlendCarry carry{y + n, 2, 12, 3, std::vector<float>(72, 0.5f), std::vector<float>(24, 1.0f),
+                     std::vector<uint8_t>(24, 1)};
+    if (k < 2) sink.carry(k, carry);  // each writer keeps its last: block 1's
+  }
+  ASSERT_EQ(io::finishedBlocks(folders).size(), 3u);
+  const auto cut = [](const std::string& path) { fs::resize_file(path, fs::file_size(path) / 2); };
+  cut(folders.probabilityBlock(0));                                                  // cut short
+  std::ofstream(folders.classBlock(2), std::ios::binary | std::ios::app) << "more";  // another file
+  std::vector<int> altered;
+  const auto left = io::finishedBlocks(folders, &altered);
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_EQ(left[0].block, 1);
+  EXPECT_TRUE(left[0].carry);
+  EXPECT_EQ(altered, (std::vector<int>{0, 2}));
+  EXPECT_EQ(names(folders.classes), (std::vector<std::string>{"block-000001.carry", "block-000001.json",
+                                                              "block-000001.tif", "block-000001.tif.aux.xml",
+                                                              "job.json"}));
+  EXPECT_EQ(names(folders.probabilities), (std::vector<std::string>{"block-000001.tif"}));
+  EXPECT_EQ(io::readCarry(folders, 1).sums, std::vector<float>(72, 0.5f));
+  fs::resize_file(dir.path(".c.tif.partial/block-000001.carry"), 100);
+  const auto uncarried = io::finishedBlocks(folders);
+  ASSERT_EQ(uncarried.size(), 1u);
+  EXPECT_FALSE(uncarried[0].carry);
+  EXPECT_FALSE(fs::exists(dir.path(".c.tif.partial/block-000001.carry")));
+  io::forgetBlock(folders, 1);
+  EXPECT_TRUE(io::finishedBlocks(folders).empty());
+  EXPECT_EQ(names(folders.classes), std::vector<std::string>{"job.json"});
+  EXPECT_TRUE(names(folders.probabilities).empty());
+}
+
 TEST(BlockJournal, ALongOutputNameHasAJournalName) {
   test::TempDir dir;
   const std::string name(250, 'n');
