@@ -5,10 +5,13 @@
 #  - what keeping the journal costs an uninterrupted run: its wall time against BASE_GEODL's
 #    (a GeoDL without the journal, built from an earlier commit) when given, and the seconds
 #    the journal's writes took (in the writing thread, beside the model);
-#  - a whole job killed with SIGKILL at 30, 60 and 90% of an uninterrupted run, then resumed:
-#    the time lost (killed run + resume - uninterrupted) against the time of one block per
-#    rank (the uninterrupted run's seconds x ranks / blocks), and the outputs compared byte for
-#    byte with the uninterrupted run's.
+#  - a new job's fixed cost, what every resume pays again: a 256 x 256 crop classified (the
+#    median of 3 runs);
+#  - a whole job killed with SIGKILL at 30, 60 and 90% of an uninterrupted run (the median of
+#    3), then resumed: the time lost (killed run + resume - uninterrupted) against the time of
+#    one block per rank (the uninterrupted run's seconds x ranks / blocks), and the outputs
+#    compared byte for byte with the uninterrupted run's. In one process the loss is split into
+#    the work in flight at the kill (since the newest block's mark) and the restart (the rest).
 # Usage: benchmarks/run_resume_benchmark.sh BUILD_DIR [SIZE] [MODEL.pt] [BASE_GEODL]
 set -euo pipefail
 source "$(dirname "$(realpath "$0")")/preamble.sh"
@@ -33,14 +36,28 @@ same() {  # same A B: every file of folder A in B, byte for byte
   for f in $(cd "$1" && find . -type f ! -name '*.gpkg' | sort); do cmp -s "$1/$f" "$2/$f" || { echo "DIFFERS: $2/$f"; return 1; }; done
 }
 
+median3() { printf '%s\n' "$@" | sort -g | sed -n 2p; }
+gdal_translate -q -srcwin 0 0 256 256 scene/scene_trn.tif crop.tif
+
 for name in one two; do
   layout $name
-  # Uninterrupted: this build, and the base build without the journal when given.
-  start=$(now); "$geodl" "${args[@]}" "${flags[@]}" --output "$name-ref/c.$ext" > "$name-ref.log" 2>&1; end=$(now)
-  ref=$(seconds "$start" "$end")
+  fixed=()
+  for i in 1 2 3; do
+    start=$(now); "$geodl" -q "${args[@]/scene\/scene_trn.tif/crop.tif}" "${flags[@]}" --output "crop-$name/c.$ext" --overwrite \
+      > /dev/null 2>&1; fixed+=("$(seconds "$start" "$(now)")")
+  done
+  echo "$name ($ranks rank(s)): a 256 x 256 crop classified in $(median3 "${fixed[@]}") s (runs: ${fixed[*]})"
+  # Uninterrupted (the median of 3): this build, and the base build without the journal when given.
+  runs=()
+  for i in 1 2 3; do
+    rm -rf "$name-ref"
+    start=$(now); "$geodl" "${args[@]}" "${flags[@]}" --output "$name-ref/c.$ext" > "$name-ref.log" 2>&1; end=$(now)
+    runs+=("$(seconds "$start" "$end")")
+  done
+  ref=$(median3 "${runs[@]}")
   blocks=$(grep -o "journal for resume: [0-9]* blocks written in [0-9.]* s" "$name-ref.log")
   n=$(echo "$blocks" | cut -d' ' -f4) journal_s=$(echo "$blocks" | cut -d' ' -f8)
-  line="$name ($ranks rank(s), .$ext): uninterrupted $(printf %.2f "$ref") s, $n blocks; the journal's writes $journal_s s"
+  line="$name ($ranks rank(s), .$ext): uninterrupted $(printf %.2f "$ref") s (runs: ${runs[*]}), $n blocks; the journal's writes $journal_s s"
   if [ -n "$base" ]; then
     start=$(now); "$base" "${args[@]}" "${flags[@]}" --output "$name-base/c.$ext" > "$name-base.log" 2>&1; end=$(now)
     b=$(seconds "$start" "$end")
@@ -57,7 +74,10 @@ for name in one two; do
     children=$(pgrep -P $pid || true)
     kill -KILL $children $pid 2>/dev/null || true
     wait $pid 2>/dev/null || true
-    killed=$(seconds "$start" "$(now)")
+    killed_at=$(now)
+    killed=$(seconds "$start" "$killed_at")
+    newest=$(find "$out" -path '*.partial/block-*.json' -printf '%T@\n' | sort -g | tail -1)
+    in_flight=$(if [ -n "$newest" ]; then seconds "$newest" "$killed_at"; else echo "$killed"; fi)
     for p in $children; do while kill -0 "$p" 2>/dev/null; do sleep 0.02; done; done
     start=$(now)
     "$geodl" "${args[@]}" "${flags[@]}" --output "$out/c.$ext" --resume > "$out-resumed.log" 2>&1
@@ -66,7 +86,9 @@ for name in one two; do
     lost=$(echo "$killed + $resumed - $ref" | bc)
     identical=identical
     same "$name-ref" "$out" > /dev/null || identical="NOT IDENTICAL"
-    printf '%s killed at %d%% (%.1f s): %s blocks finished; resumed in %.2f s; time lost %.2f s = %.2f blocks per rank (one block per rank: %.2f s); outputs %s\n' \
-      "$name" "$fraction" "$killed" "${finished#resuming: }" "$resumed" "$lost" "$(echo "$lost / $block" | bc -l)" "$block" "$identical"
+    split=""
+    [ "$ranks" = 1 ] && split=$(printf ' (in flight at the kill %.2f s, restart %.2f s)' "$in_flight" "$(echo "$lost - $in_flight" | bc)")
+    printf '%s killed at %d%% (%.1f s): %s blocks finished; resumed in %.2f s; time lost %.2f s%s = %.2f blocks per rank (one block per rank: %.2f s); outputs %s\n' \
+      "$name" "$fraction" "$killed" "${finished#resuming: }" "$resumed" "$lost" "$split" "$(echo "$lost / $block" | bc -l)" "$block" "$identical"
   done
 done
