@@ -11,6 +11,7 @@
 #include "app/classify_stages.h"
 #include "app/job_outputs.h"
 #include "base/atomic_file.h"
+#include "base/digest.h"
 #include "base/errors.h"
 #include "base/file_identity.h"
 #include "base/file_kind.h"
@@ -162,8 +163,11 @@ std::vector<int> rasterOwners(const JobRasters& job, int ranks) {
 
 // The rasters of a job of many that are finished (classify's resume): a record of each one's
 // result, written once its outputs are in place, in a folder beside the first output
-// (".classify-job.partial"); the job removes it when it ends well. A job resumed finds the
-// rasters whose files and options are those of the record (finishedRunKey) and keeps them.
+// (".classify-job.partial"), named after the raster's output (each output is one job's at a
+// time: OutputLocks), so that two jobs writing into one folder keep their own records. A job
+// resumed finds the rasters whose files and options are those of their record
+// (finishedRunKey) and keeps them; a job that is not resumed, or that ends well, removes its
+// own records, and the folder once it is empty.
 class JobJournal {
  public:
   explicit JobJournal(const std::vector<ClassifyOptions>& runs)
@@ -175,13 +179,12 @@ class JobJournal {
   nlohmann::json open(const std::vector<ClassifyOptions>& runs, Progress& progress) const {
     nlohmann::json finished = nlohmann::json::object();
     if (folder_.empty()) return finished;
-    std::error_code ec;
     if (!runs.front().resume) {
-      fs::remove_all(folder_, ec);
+      remove(runs);
       return finished;
     }
     for (size_t i = 0; i < runs.size(); ++i) {
-      std::ifstream in(record(i));
+      std::ifstream in(record(runs[i]));
       if (!in) continue;
       try {
         const auto r = nlohmann::json::parse(in);
@@ -195,22 +198,31 @@ class JobJournal {
     return finished;
   }
 
-  // The rank that classified raster `i`, once its outputs are in place.
-  void record(size_t i, const ClassifyOptions& run, const ClassifyResult& result) const {
+  // The rank that classified a raster, once its outputs are in place.
+  void record(const ClassifyOptions& run, const ClassifyResult& result) const {
     if (folder_.empty() || !result.skipped.empty()) return;
     std::error_code ec;
     fs::create_directories(folder_, ec);
-    writeTextAtomically(record(i), nlohmann::json{{"key", finishedRunKey(run)}, {"result", result}}.dump());
+    writeTextAtomically(record(run), nlohmann::json{{"key", finishedRunKey(run)}, {"result", result}}.dump());
   }
 
-  // Rank 0, the job done.
-  void remove() const {
+  // Rank 0: the job's records removed (the job done, or started again), and the folder when
+  // no other job's are left in it.
+  void remove(const std::vector<ClassifyOptions>& runs) const {
+    if (folder_.empty()) return;
     std::error_code ec;
-    if (!folder_.empty()) fs::remove_all(folder_, ec);
+    for (const auto& run : runs) fs::remove(record(run), ec);
+    fs::remove(folder_, ec);  // only when empty
   }
 
  private:
-  std::string record(size_t i) const { return (fs::path(folder_) / ("raster-" + std::to_string(i) + ".json")).string(); }
+  // "raster-DIGEST.json": the digest of the output's absolute path.
+  std::string record(const ClassifyOptions& run) const {
+    const std::string output = fs::absolute(run.output).lexically_normal().string();
+    uint64_t hash = kDigestStart;
+    addToDigest(hash, output.data(), output.size());
+    return (fs::path(folder_) / ("raster-" + digestText(hash) + ".json")).string();
+  }
   std::string folder_;
 };
 
@@ -283,12 +295,12 @@ void classifyAll(const std::vector<ClassifyOptions>& given, Progress& progress,
           result = classifyOrSkip(runs[i], part, [&] { return classifyShared(runs[i], ranks, part); });
         else
           ranks.guarded([&] { result = classifyShared(runs[i], ranks, part); });
-        if (ranks.writes()) journal.record(i, runs[i], result);
+        if (ranks.writes()) journal.record(runs[i], result);
       }
       if (ranks.writes() && done) done(i, result);
     }
     ranks.barrier();
-    if (ranks.writes()) journal.remove();
+    if (ranks.writes()) journal.remove(runs);
     return;
   }
   // More rasters than ranks: whole rasters each (those finished before a stop left out).
@@ -310,7 +322,7 @@ void classifyAll(const std::vector<ClassifyOptions>& given, Progress& progress,
       SubProgress part(shared, double(at) / double(std::max<int64_t>(1, mine)),
                        double(at + pixels[i]) / double(std::max<int64_t>(1, mine)));
       const ClassifyResult r = classifyOrSkip(runs[i], part, [&] { return classify(runs[i], part); });
-      journal.record(i, runs[i], r);
+      journal.record(runs[i], r);
       at += pixels[i];
       results[std::to_string(i)] = r;
     }
@@ -318,7 +330,7 @@ void classifyAll(const std::vector<ClassifyOptions>& given, Progress& progress,
   ranks.awaitAll("rasters", [&] { shared.showJob(); });
   const std::vector<std::string> all = ranks.gatherText(results.dump());
   ranks.barrier();
-  if (ranks.writes()) journal.remove();
+  if (ranks.writes()) journal.remove(runs);
   if (!ranks.writes() || !done) return;
   nlohmann::json merged = nlohmann::json::object();
   for (const auto& text : all) merged.update(nlohmann::json::parse(text));

@@ -147,6 +147,32 @@ grep -q "resuming the job: $done_before of 6 rasters were classified before the 
 for f in $(cd tiles-ref && ls -A); do cmp -s "tiles-ref/$f" "tiles-killed/$f" || fail "tiles: $f differs"; done
 [ "$(ls -A tiles-ref)" = "$(ls -A tiles-killed)" ] || { ls -A tiles-killed; fail "tiles: leftovers"; }
 echo "a folder of 6 tiles on 2 ranks, killed after $done_before: resumed to the uninterrupted job's files"
+# Two jobs into one folder: one killed after 3 of its rasters; the other, run meanwhile from
+# the start, keeps the first one's records (each job its own); the first then resumes them.
+mkdir -p others
+for i in 0 1; do gdal_translate -q -srcwin $((i * 300)) 500 300 300 big.tif "others/u$i.tif"; done
+"$geodl" "${tiles[@]}" --working-folder shared > shared-killed.log 2>&1 &
+pid=$!
+for _ in $(seq 1 1000); do
+  [ "$(ls shared/.classify-job.partial/raster-*.json 2>/dev/null | wc -l)" -ge 3 ] && break
+  sleep 0.02
+done
+ranks=$(pgrep -P $pid || true)
+pkill -KILL -P $pid 2>/dev/null || true; kill -KILL $pid 2>/dev/null || true; wait $pid 2>/dev/null || true
+gone $ranks
+done_before=$(ls shared/.classify-job.partial/raster-*.json | wc -l)
+[ "$done_before" -ge 3 ] || fail "two jobs: not 3 rasters before the kill"
+"$geodl" -q classify --model "$model" --input others --window 96 --threads 1 --working-folder shared > others.log 2>&1 ||
+  { cat others.log; fail "two jobs: the second job"; }
+[ "$(ls shared/.classify-job.partial/raster-*.json | wc -l)" = "$done_before" ] ||
+  { ls -la shared/.classify-job.partial; fail "two jobs: the second job changed the first one's records"; }
+"$geodl" "${tiles[@]}" --working-folder shared --resume > shared-resumed.log 2>&1 || { cat shared-resumed.log; fail "two jobs: resume"; }
+grep -q "resuming the job: $done_before of 6 rasters were classified before the stop" shared-resumed.log ||
+  { cat shared-resumed.log; fail "two jobs: the first job's finished rasters were not kept"; }
+for f in $(cd tiles-ref && ls -A); do cmp -s "tiles-ref/$f" "shared/$f" || fail "two jobs: $f differs"; done
+[ ! -e shared/.classify-job.partial ] && ls shared/u0_inference.tif shared/u1_inference.tif > /dev/null ||
+  { ls -la shared; fail "two jobs: leftovers, or the second job's outputs gone"; }
+echo "two jobs of many rasters into one folder: each keeps its own records; the first resumed after the second ran"
 
 # A resume that is not the stopped run: refused before anything is written, naming what
 # differs, with the journal kept for the right resume.
