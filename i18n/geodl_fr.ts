@@ -62,18 +62,6 @@
         <source>GeoDL: classifying %1</source>
         <translation>GeoDL : classification de %1</translation>
     </message>
-    <message>
-        <source>The classification of &apos;%1&apos; into %2 was stopped with %3 of its %4 blocks of rows finished. Continue it from there, or start again?</source>
-        <translation>La classification de &apos;%1&apos; dans %2 a été arrêtée avec %3 de ses %4 blocs de lignes terminés. La poursuivre à partir de là, ou recommencer ?</translation>
-    </message>
-    <message>
-        <source>Continue</source>
-        <translation>Poursuivre</translation>
-    </message>
-    <message>
-        <source>Start Again</source>
-        <translation>Recommencer</translation>
-    </message>
 </context>
 <context>
     <name>GeoDLClassifyAlgorithm</name>
@@ -92,6 +80,10 @@
     <message>
         <source>Cancelled by the user: no output was written</source>
         <translation>Annulé par l&apos;utilisateur : aucune sortie n&apos;a été écrite</translation>
+    </message>
+    <message>
+        <source>Not run: the stopped classification into %1 is kept. Tick &quot;%2&quot; to continue it.</source>
+        <translation>Non exécuté : la classification arrêtée dans %1 est conservée. Cochez « %2 » pour la poursuivre.</translation>
     </message>
 </context>
 <context>
@@ -193,6 +185,25 @@
     <message>
         <source>GeoDL deep learning (%1, built for QGIS %2)</source>
         <translation>GeoDL apprentissage profond (%1, compilé pour QGIS %2)</translation>
+    </message>
+</context>
+<context>
+    <name>GeoDLResumeQuestion</name>
+    <message>
+        <source>GeoDL</source>
+        <translation>GeoDL</translation>
+    </message>
+    <message>
+        <source>The classification of &apos;%1&apos; into %2 was stopped with %3 of its %4 blocks of rows finished. Continue it from there, or start again?</source>
+        <translation>La classification de &apos;%1&apos; dans %2 a été arrêtée avec %3 de ses %4 blocs de lignes terminés. La poursuivre à partir de là, ou recommencer ?</translation>
+    </message>
+    <message>
+        <source>Continue</source>
+        <translation>Poursuivre</translation>
+    </message>
+    <message>
+        <source>Start Again</source>
+        <translation>Recommencer</translation>
     </message>
 </context>
 <context>

@@ -1,12 +1,18 @@
 #include "geodlalgorithmclassify.h"
 
+#include <QApplication>
 #include <QCoreApplication>
 #include <QIcon>
+#include <QMutex>
+#include <QSet>
+#include <QThread>
+#include <QWidget>
 
 #include <qgscategorizedsymbolrenderer.h>
 #include <qgsexception.h>
 #include <qgsfillsymbol.h>
 #include <qgspalettedrasterrenderer.h>
+#include <qgsprocessingalgorithmdialogbase.h>
 #include <qgsprocessingfeedback.h>
 #include <qgsprocessingoutputs.h>
 #include <qgsprocessingparameters.h>
@@ -14,10 +20,12 @@
 #include <qgsvectorlayer.h>
 
 #include "app/classify.h"
+#include "base/file_identity.h"
 #include "model/model_info.h"
 #include "geodlenginecall.h"
 #include "geodlfeedbackprogress.h"
 #include "geodloptionparameters.h"
+#include "geodlresumequestion.h"
 
 namespace
 {
@@ -55,6 +63,12 @@ class ClassStyler : public QgsProcessingLayerPostProcessorInterface
   private:
     std::vector<geodl::ModelClass> mClasses;
 };
+
+// The outputs whose stopped classification the user chose to continue in the Processing
+// dialog (checkParameterValues, in the main thread), for the run that follows
+// (processAlgorithm, in a task's thread).
+QMutex sContinueMutex;
+QSet<QString> sContinueChosen;
 } // namespace
 
 QString GeoDLClassifyAlgorithm::name() const
@@ -115,6 +129,55 @@ void GeoDLClassifyAlgorithm::initAlgorithm( const QVariantMap & )
     addParameter( p );
 }
 
+bool GeoDLClassifyAlgorithm::checkParameterValues( const QVariantMap &parameters, QgsProcessingContext &context,
+    QString *message ) const
+{
+  if ( !GeoDLAlgorithm::checkParameterValues( parameters, context, message ) )
+    return false;
+  // Only where someone can answer: in the GUI thread, for the Processing dialog that runs this
+  // very algorithm (not qgis_process, the modeler's runs or Python scripts).
+  QApplication *gui = qobject_cast<QApplication *>( QCoreApplication::instance() );
+  if ( !gui || QThread::currentThread() != gui->thread() )
+    return true;
+  QWidget *window = nullptr;
+  for ( QWidget *w : QApplication::topLevelWidgets() )
+  {
+    QgsProcessingAlgorithmDialogBase *dialog = qobject_cast<QgsProcessingAlgorithmDialogBase *>( w );
+    if ( dialog && dialog->isVisible() && dialog->algorithm() == this )
+      window = dialog;
+  }
+  if ( !window )
+    return true;
+  if ( parameterAsBoolean( parameters, QStringLiteral( "RESUME" ), context ) )
+    return true;
+  QgsRasterLayer *layer = parameterAsRasterLayer( parameters, QStringLiteral( "INPUT" ), context );
+  const QString output = parameterAsOutputLayer( parameters, QStringLiteral( "OUTPUT" ), context );
+  const QString model = parameterAsFile( parameters, QStringLiteral( "MODEL" ), context );
+  if ( !layer || output.isEmpty() )
+    return true;  // processAlgorithm names the problem
+  const std::optional<geodl::StoppedRun> stopped = geodl::stoppedClassification( output.toStdString() );
+  if ( !stopped || !geodl::sameFile( stopped->input, layer->source().toStdString() )
+       || !geodl::sameFile( stopped->model, model.toStdString() ) )
+    return true;
+  switch ( GeoDLResumeQuestion::ask( window, layer->name(), output, *stopped ) )
+  {
+    case GeoDLResumeAnswer::Continue:
+    {
+      const QMutexLocker lock( &sContinueMutex );
+      sContinueChosen.insert( output );
+      return true;
+    }
+    case GeoDLResumeAnswer::StartAgain:
+      return true;
+    case GeoDLResumeAnswer::Cancel:
+      break;
+  }
+  if ( message )
+    *message = tr( "Not run: the stopped classification into %1 is kept. Tick \"%2\" to continue it." )
+               .arg( output, parameterDefinition( QStringLiteral( "RESUME" ) )->description() );
+  return false;
+}
+
 QVariantMap GeoDLClassifyAlgorithm::processAlgorithm( const QVariantMap &parameters, QgsProcessingContext &context,
     QgsProcessingFeedback *feedback )
 {
@@ -140,6 +203,12 @@ QVariantMap GeoDLClassifyAlgorithm::processAlgorithm( const QVariantMap &paramet
   if ( !polygons.isEmpty() )
     values["polygons_path"] = geodlValue( polygons, QStringLiteral( "POLYGONS" ) );
 
+  {
+    // Continue chosen in the dialog's question (checkParameterValues).
+    const QMutexLocker lock( &sContinueMutex );
+    if ( sContinueChosen.remove( output ) )
+      values["resume"] = geodlValue( QStringLiteral( "true" ), QStringLiteral( "RESUME" ) );
+  }
   GeoDLFeedbackProgress progress( feedback );
   const geodl::ClassifyResult result = geodlEngineCall( [&]
   {

@@ -19,6 +19,10 @@ class GeoDLClassifyAlgorithm : public GeoDLAlgorithm
     QString helpIntro() const override;
     std::vector<const geodl::OptionInfo *> optionInfos() const override;
     void initAlgorithm( const QVariantMap &configuration = QVariantMap() ) override;
+    // In the Processing dialog, an output whose classification was stopped: asks whether to
+    // continue it (as Classify Active Layer does), unless RESUME is ticked already.
+    bool checkParameterValues( const QVariantMap &parameters, QgsProcessingContext &context,
+                               QString *message = nullptr ) const override;
     QVariantMap processAlgorithm( const QVariantMap &parameters, QgsProcessingContext &context,
                                   QgsProcessingFeedback *feedback ) override;
 };

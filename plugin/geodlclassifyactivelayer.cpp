@@ -9,8 +9,6 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QIcon>
-#include <QMessageBox>
-#include <QPushButton>
 #include <qgisinterface.h>
 #include <qgsapplication.h>
 #include <qgslayertree.h>
@@ -29,6 +27,7 @@
 #include "base/errors.h"
 #include "base/file_identity.h"
 #include "model/model_info.h"
+#include "geodlresumequestion.h"
 
 namespace
 {
@@ -171,21 +170,10 @@ void GeoDLClassifyActiveLayer::classify( QgsRasterLayer *layer, const QString &m
   {
     if ( geodl::sameFile( stopped->input, layer->source().toStdString() ) && geodl::sameFile( stopped->model, model.toStdString() ) )
     {
-      QMessageBox question( QMessageBox::Question, tr( "GeoDL" ),
-                            tr( "The classification of '%1' into %2 was stopped with %3 of its %4 blocks of rows finished. "
-                                "Continue it from there, or start again?" )
-                            .arg( layer->name(), QFileInfo( output ).fileName() ).arg( stopped->finished ).arg( stopped->blocks ),
-                            QMessageBox::NoButton, mIface->mainWindow() );
-      question.setObjectName( QStringLiteral( "geodlResumeQuestion" ) );
-      QPushButton *continueButton = question.addButton( tr( "Continue" ), QMessageBox::AcceptRole );
-      QPushButton *againButton = question.addButton( tr( "Start Again" ), QMessageBox::DestructiveRole );
-      question.addButton( QMessageBox::Cancel );
-      question.setDefaultButton( continueButton );
-      question.exec();
-      if ( question.clickedButton() == continueButton )
-        resume = true;
-      else if ( question.clickedButton() != againButton )
+      const GeoDLResumeAnswer answer = GeoDLResumeQuestion::ask( mIface->mainWindow(), layer->name(), output, *stopped );
+      if ( answer == GeoDLResumeAnswer::Cancel )
         return;
+      resume = answer == GeoDLResumeAnswer::Continue;
     }
   }
   QVariantMap parameters;

@@ -113,18 +113,37 @@ def after_active_layer_task():
     QTimer.singleShot(500, resume_check)
 
 
-def answer_resume_question(tries=0):
-    """Clicks Continue in the question Classify Active Layer asks about a stopped run."""
-    from qgis.PyQt.QtWidgets import QMessageBox
+def answer_resume_question(tries=0, key='resume_question'):
+    """Clicks Continue in the question GeoDL asks about a stopped run (Classify Active Layer,
+    or the Processing dialog), and keeps its text under RESULT[key]."""
     for widget in QApplication.topLevelWidgets():
         if widget.objectName() == 'geodlResumeQuestion' and widget.isVisible():
-            RESULT['resume_question'] = widget.text()
+            RESULT[key] = widget.text()
             for button in widget.buttons():
                 if button.text() == 'Continue':
                     button.click()
                     return
     if tries < 40:
-        QTimer.singleShot(250, lambda: answer_resume_question(tries + 1))
+        QTimer.singleShot(250, lambda: answer_resume_question(tries + 1, key))
+
+
+def stop_after_first_block(output):
+    """A command-line classification of big.tif into `output` stopped by SIGTERM once its first
+    block is finished; returns its exit code, the end of its message and the blocks kept."""
+    import glob
+    import signal
+    import subprocess
+    journal = os.path.join(os.path.dirname(output), '.' + os.path.basename(output) + '.partial')
+    run = subprocess.Popen([os.environ['GEODL_TEST_GEODL'], '-q', 'classify', '--input',
+                            os.path.join(os.environ['GEODL_TEST_SCENE'], 'big.tif'),
+                            '--model', QgsSettings().value('geodl/lastModel'), '--output', output],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    start = time.time()
+    while not glob.glob(os.path.join(journal, 'block-*.json')) and run.poll() is None and time.time() - start < 120:
+        time.sleep(0.05)
+    run.send_signal(signal.SIGTERM)
+    code = run.wait()
+    return code, run.stderr.read().decode()[-300:], len(glob.glob(os.path.join(journal, 'block-*.json')))
 
 
 def resume_check():
@@ -133,13 +152,8 @@ def resume_check():
     Active Layer on that raster: it asks whether to continue, and continuing gives the
     classes of an uninterrupted run."""
     try:
-        import glob
-        import signal
-        import subprocess
         from osgeo import gdal
         scene = os.environ['GEODL_TEST_SCENE']
-        geodl = os.environ['GEODL_TEST_GEODL']
-        model = QgsSettings().value('geodl/lastModel')
         source = gdal.Open(os.path.join(scene, 'scene_trn.tif'))
         gt = source.GetGeoTransform()
         big = os.path.join(scene, 'big.tif')
@@ -148,15 +162,8 @@ def resume_check():
         source = None
         output = os.path.join(scene, 'big_classes.tif')  # the name Classify Active Layer gives
         journal = os.path.join(scene, '.big_classes.tif.partial')
-        run = subprocess.Popen([geodl, '-q', 'classify', '--input', big, '--model', model, '--output', output],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        start = time.time()
-        while not glob.glob(os.path.join(journal, 'block-*.json')) and run.poll() is None and time.time() - start < 120:
-            time.sleep(0.05)
-        run.send_signal(signal.SIGTERM)
-        RESULT['resume_stopped_exit'] = run.wait()
-        RESULT['resume_stopped_message'] = run.stderr.read().decode()[-300:]
-        RESULT['resume_blocks_kept'] = len(glob.glob(os.path.join(journal, 'block-*.json')))
+        (RESULT['resume_stopped_exit'], RESULT['resume_stopped_message'],
+         RESULT['resume_blocks_kept']) = stop_after_first_block(output)
         STATE['resume_output'] = output
         STATE['resume_journal'] = journal
         STATE['resume_reference'] = os.path.join(scene, 'big_reference.tif')
@@ -200,6 +207,62 @@ def after_resume_task():
             if layer_named(name) is not None:
                 QgsProject.instance().removeMapLayer(layer_named(name).id())
         iface.setActiveLayer(layer_named('scene'))
+    except Exception:
+        RESULT['error'] = traceback.format_exc()
+        QTimer.singleShot(2000, screenshot)
+        return
+    QTimer.singleShot(500, dialog_resume_check)
+
+
+def dialog_resume_check():
+    """The Processing dialog of geodl:classify run on an output whose classification was
+    stopped: Run asks the same question, and Continue resumes the stopped run (its log says
+    so) to an uninterrupted run's classes."""
+    try:
+        from processing.gui.AlgorithmDialog import AlgorithmDialog
+        scene = os.environ['GEODL_TEST_SCENE']
+        output = os.path.join(scene, 'big_dialog.tif')
+        (RESULT['dialog_stopped_exit'], _, RESULT['dialog_blocks_kept']) = stop_after_first_block(output)
+        alg = QgsApplication.processingRegistry().createAlgorithmById('geodl:classify')
+        dialog = AlgorithmDialog(alg, False, iface.mainWindow())
+        dialog.setParameters({'INPUT': os.path.join(scene, 'big.tif'),
+                              'MODEL': QgsSettings().value('geodl/lastModel'), 'OUTPUT': output})
+        dialog.show()
+        QApplication.processEvents()
+        STATE['dialog'] = dialog
+        STATE['dialog_output'] = output
+        STATE['start'] = time.time()
+        QTimer.singleShot(500, lambda: answer_resume_question(0, 'dialog_resume_question'))
+        dialog.runAlgorithm()
+    except Exception:
+        RESULT['error'] = traceback.format_exc()
+        QTimer.singleShot(2000, screenshot)
+        return
+    QTimer.singleShot(500, after_dialog_task)
+
+
+def after_dialog_task():
+    try:
+        if QgsApplication.taskManager().countActiveTasks() > 0 and time.time() - STATE['start'] < 180:
+            QTimer.singleShot(500, after_dialog_task)
+            return
+        from qgis.PyQt.QtWidgets import QTextEdit
+        from osgeo import gdal
+        dialog = STATE['dialog']
+        log = '\n'.join(w.toPlainText() for w in dialog.findChildren(QTextEdit))
+        RESULT['dialog_log_resumed'] = 'resuming: %d of' % RESULT.get('dialog_blocks_kept', -1) in log
+        resumed, uninterrupted = gdal.Open(STATE['dialog_output']), gdal.Open(STATE['resume_reference'])
+        if resumed is not None and uninterrupted is not None:
+            a, b = resumed.GetRasterBand(1), uninterrupted.GetRasterBand(1)
+            RESULT['dialog_resumed_as_uninterrupted'] = bool((a.ReadAsArray() == b.ReadAsArray()).all())
+            a = b = None
+        resumed = uninterrupted = None
+        RESULT['dialog_journal_gone'] = not os.path.exists(
+            os.path.join(os.environ['GEODL_TEST_SCENE'], '.big_dialog.tif.partial'))
+        dialog.close()
+        for layer in QgsProject.instance().mapLayers().values():
+            if layer.source() == STATE['dialog_output']:
+                QgsProject.instance().removeMapLayer(layer.id())
     except Exception:
         RESULT['error'] = traceback.format_exc()
     # Let the window paint before grabbing it.

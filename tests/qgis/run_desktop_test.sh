@@ -98,6 +98,14 @@ if not ('was stopped with %d of its' % result.get('resume_blocks_kept', -1) in q
 if not (result.get('resume_task_started') and result.get('resume_output') and result.get('resumed_as_uninterrupted')
         and result.get('resume_journal_gone')):
     problems.append('the continued classification is not an uninterrupted run\'s: %r' % result)
+# The same from the Processing dialog of geodl:classify: Run asks, Continue resumes.
+dialog_question = result.get('dialog_resume_question', '')
+if not (result.get('dialog_stopped_exit') == 5 and result.get('dialog_blocks_kept', 0) > 0
+        and 'was stopped with %d of its' % result.get('dialog_blocks_kept', -1) in dialog_question):
+    problems.append('the Processing dialog did not offer to continue the stopped run: %r' % result)
+if not (result.get('dialog_log_resumed') and result.get('dialog_resumed_as_uninterrupted')
+        and result.get('dialog_journal_gone')):
+    problems.append("the Processing dialog's continued run is not a resumed uninterrupted run's: %r" % result)
 shots = [sys.argv[2]] + [os.path.join(os.path.dirname(sys.argv[2]), n)
                          for n in ('qgis_toolbox.png', 'qgis_classify_dialog.png')]
 for shot in shots:
