@@ -127,6 +127,16 @@ def answer_resume_question(tries=0, key='resume_question'):
         QTimer.singleShot(250, lambda: answer_resume_question(tries + 1, key))
 
 
+def same_classes(path, reference):
+    """Whether the class raster at `path` holds the classes of the one at `reference`."""
+    from osgeo import gdal
+    # (GDAL's Python needs each dataset kept while its bands are read.)
+    a, b = gdal.Open(path), gdal.Open(reference)
+    if a is None or b is None:
+        return False
+    return bool((a.GetRasterBand(1).ReadAsArray() == b.GetRasterBand(1).ReadAsArray()).all())
+
+
 def stop_after_first_block(output):
     """A command-line classification of big.tif into `output` stopped by SIGTERM once its first
     block is finished; returns its exit code, the end of its message and the blocks kept."""
@@ -188,20 +198,13 @@ def after_resume_task():
             QTimer.singleShot(500, after_resume_task)
             return
         import subprocess
-        from osgeo import gdal
         model = QgsSettings().value('geodl/lastModel')
         reference = STATE['resume_reference']
         subprocess.run([os.environ['GEODL_TEST_GEODL'], '-q', 'classify', '--input',
                         os.path.join(os.environ['GEODL_TEST_SCENE'], 'big.tif'), '--model', model,
                         '--output', reference], check=True, stdout=subprocess.DEVNULL)
-        # (GDAL's Python needs each dataset kept while its bands are read.)
-        resumed, uninterrupted = gdal.Open(STATE['resume_output']), gdal.Open(reference)
-        RESULT['resume_output'] = resumed is not None
-        if resumed is not None and uninterrupted is not None:
-            a, b = resumed.GetRasterBand(1), uninterrupted.GetRasterBand(1)
-            RESULT['resumed_as_uninterrupted'] = bool((a.ReadAsArray() == b.ReadAsArray()).all())
-            a = b = None
-        resumed = uninterrupted = None
+        RESULT['resume_output'] = os.path.exists(STATE['resume_output'])
+        RESULT['resumed_as_uninterrupted'] = same_classes(STATE['resume_output'], reference)
         RESULT['resume_journal_gone'] = not os.path.exists(STATE['resume_journal'])
         for name in ('big classes', 'big'):
             if layer_named(name) is not None:
@@ -242,21 +245,17 @@ def dialog_resume_check():
 
 
 def after_dialog_task():
+    """Polls until the dialog's run is done, then checks it resumed to an uninterrupted run's
+    classes."""
     try:
         if QgsApplication.taskManager().countActiveTasks() > 0 and time.time() - STATE['start'] < 180:
             QTimer.singleShot(500, after_dialog_task)
             return
         from qgis.PyQt.QtWidgets import QTextEdit
-        from osgeo import gdal
         dialog = STATE['dialog']
         log = '\n'.join(w.toPlainText() for w in dialog.findChildren(QTextEdit))
         RESULT['dialog_log_resumed'] = 'resuming: %d of' % RESULT.get('dialog_blocks_kept', -1) in log
-        resumed, uninterrupted = gdal.Open(STATE['dialog_output']), gdal.Open(STATE['resume_reference'])
-        if resumed is not None and uninterrupted is not None:
-            a, b = resumed.GetRasterBand(1), uninterrupted.GetRasterBand(1)
-            RESULT['dialog_resumed_as_uninterrupted'] = bool((a.ReadAsArray() == b.ReadAsArray()).all())
-            a = b = None
-        resumed = uninterrupted = None
+        RESULT['dialog_resumed_as_uninterrupted'] = same_classes(STATE['dialog_output'], STATE['resume_reference'])
         RESULT['dialog_journal_gone'] = not os.path.exists(
             os.path.join(os.environ['GEODL_TEST_SCENE'], '.big_dialog.tif.partial'))
         dialog.close()
