@@ -64,11 +64,22 @@ class ClassStyler : public QgsProcessingLayerPostProcessorInterface
     std::vector<geodl::ModelClass> mClasses;
 };
 
-// The outputs whose stopped classification the user chose to continue in the Processing
-// dialog (checkParameterValues, in the main thread), for the run that follows
-// (processAlgorithm, in a task's thread).
+// The runs whose stopped classification the user chose to continue in the Processing dialog
+// (checkParameterValues, in the main thread), for the run that follows with the same
+// parameters (processAlgorithm, in a task's thread), by continueKey.
 QMutex sContinueMutex;
 QSet<QString> sContinueChosen;
+
+QString continueKey( const QgsProcessingAlgorithm &algorithm, const QVariantMap &parameters, QgsProcessingContext &context )
+{
+  QStringList key;
+  for ( auto it = parameters.constBegin(); it != parameters.constEnd(); ++it )
+  {
+    const QgsProcessingParameterDefinition *definition = algorithm.parameterDefinition( it.key() );
+    key << it.key() + '=' + ( definition ? definition->valueAsPythonString( it.value(), context ) : it.value().toString() );
+  }
+  return key.join( '\n' );
+}
 } // namespace
 
 QString GeoDLClassifyAlgorithm::name() const
@@ -159,19 +170,17 @@ bool GeoDLClassifyAlgorithm::checkParameterValues( const QVariantMap &parameters
   if ( !stopped || !geodl::sameFile( stopped->input, layer->source().toStdString() )
        || !geodl::sameFile( stopped->model, model.toStdString() ) )
     return true;
-  switch ( GeoDLResumeQuestion::ask( window, layer->name(), output, *stopped ) )
+  const GeoDLResumeAnswer answer = GeoDLResumeQuestion::ask( window, layer->name(), output, *stopped );
   {
-    case GeoDLResumeAnswer::Continue:
-    {
-      const QMutexLocker lock( &sContinueMutex );
-      sContinueChosen.insert( output );
-      return true;
-    }
-    case GeoDLResumeAnswer::StartAgain:
-      return true;
-    case GeoDLResumeAnswer::Cancel:
-      break;
+    const QMutexLocker lock( &sContinueMutex );
+    const QString key = continueKey( *this, parameters, context );
+    if ( answer == GeoDLResumeAnswer::Continue )
+      sContinueChosen.insert( key );
+    else
+      sContinueChosen.remove( key );  // an earlier Continue whose run never started
   }
+  if ( answer != GeoDLResumeAnswer::Cancel )
+    return true;
   if ( message )
     *message = tr( "Not run: the stopped classification into %1 is kept. Tick \"%2\" to continue it." )
                .arg( output, parameterDefinition( QStringLiteral( "RESUME" ) )->description() );
@@ -206,7 +215,7 @@ QVariantMap GeoDLClassifyAlgorithm::processAlgorithm( const QVariantMap &paramet
   {
     // Continue chosen in the dialog's question (checkParameterValues).
     const QMutexLocker lock( &sContinueMutex );
-    if ( sContinueChosen.remove( output ) )
+    if ( sContinueChosen.remove( continueKey( *this, parameters, context ) ) )
       values["resume"] = geodlValue( QStringLiteral( "true" ), QStringLiteral( "RESUME" ) );
   }
   GeoDLFeedbackProgress progress( feedback );
