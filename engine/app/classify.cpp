@@ -324,9 +324,9 @@ void openOutputs(const ClassifyOptions& given, const ClassifyOptions& o, DataPar
 void copyJournalBlocks(const TileJob& job, RunOutputs& out, int first, int end, const std::function<void()>& step) {
   for (int k = first; k < end; ++k) {
     try {
-      io::copyRowBands({{out.journal.classBlock(k), out.journal.probabilityBlock(k), job.plan.ys[size_t(k)],
-                         out.blockRows(job.plan, k)}},
-                       job.plan.ys, job.plan.width, job.classes, *out.sink, {});
+      io::copyRowBand({out.journal.classBlock(k), out.journal.probabilityBlock(k), job.plan.ys[size_t(k)],
+                       out.blockRows(job.plan, k)},
+                      job.plan.width, job.classes, *out.sink);
     } catch (const IoError& e) {
       io::forgetBlock(out.journal, k);
       throw IoError("the finished block " + std::to_string(k) + " in the journal does not read (" + e.what() +
@@ -356,7 +356,7 @@ class BackgroundCopy {
       copyJournalBlocks(job, out, first, end, [this] {
         if (stop_) throw Cancelled("the copy of the finished blocks stopped with the run");
       });
-      seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      took_ = inSeconds(start, 2);
     });
   }
   // A run that fails or is cancelled stops the copy at its next block.
@@ -369,12 +369,12 @@ class BackgroundCopy {
     if (done_.valid()) done_.get();
   }
   int blocks() const { return blocks_; }
-  double seconds() const { return seconds_; }
+  const std::string& took() const { return took_; }  // " in 1.23 s", once done
 
  private:
   int blocks_;
   std::atomic<bool> stop_{false};
-  double seconds_ = 0;
+  std::string took_;
   std::future<void> done_;
 };
 
@@ -444,10 +444,8 @@ RunCounts computeBand(const ClassifyOptions& o, DataParallel& ranks, RunPlan& ru
   job.start_carry = nullptr;
   if (copy) {
     copy->wait();
-    std::ostringstream line;
-    line << "copied the " << copy->blocks() << " blocks finished before the stop into the outputs in " << std::fixed
-         << std::setprecision(2) << copy->seconds() << " s, beside the model";
-    progress.log(line.str());
+    progress.log("copied the " + std::to_string(copy->blocks()) + " blocks finished before the stop into the outputs" +
+                 copy->took() + ", beside the model");
   }
   for (const io::JournalBlock& b : out.resumed) {  // rank 0 alone has them
     for (size_t k = 0; k < job.class_ids.size(); ++k) counts.class_pixels[k] += b.id_pixels[job.class_ids[k]];

@@ -89,35 +89,24 @@ void readBandRows(GDALDataset& ds, const std::string& path, int y, int n, GDALDa
 
 }  // namespace
 
-void copyRowBands(const std::vector<RowBandFiles>& bands, const std::vector<int>& blocks, int width, int classes,
-                  TileSink& sink, const std::function<void()>& step) {
+void copyRowBand(const RowBandFiles& block, int width, int classes, TileSink& sink) {
+  if (block.rows <= 0) return;
   const ProbabilityType type = sink.probabilities();
   const GDALDataType gdal_type = type == ProbabilityType::Float32 ? GDT_Float32 : GDT_Byte;
   const size_t value_size = type == ProbabilityType::Float32 ? 4 : 1;
-  std::vector<uint8_t> ids, probabilities;
-  size_t k = 0;  // the next block
-  for (const RowBandFiles& band : bands) {
-    if (band.rows <= 0) continue;
-    Dataset ids_ds = openRaster(band.classes);
-    Dataset probs_ds = type != ProbabilityType::None ? openRaster(band.probabilities) : nullptr;
-    if (ids_ds->GetRasterXSize() != width || ids_ds->GetRasterYSize() != band.rows)
-      throw IoError("the finished block '" + band.classes + "' has " + std::to_string(ids_ds->GetRasterXSize()) + " x " +
-                    std::to_string(ids_ds->GetRasterYSize()) + " pixels, not the " + std::to_string(width) + " x " +
-                    std::to_string(band.rows) + " of its block: another job wrote over it");
-    const int end = band.y0 + band.rows;
-    while (k < blocks.size() && blocks[k] < band.y0) ++k;  // the sink's own rows (rank 0's)
-    for (; k < blocks.size() && blocks[k] < end; ++k) {
-      const int y = blocks[k], n = std::min(k + 1 < blocks.size() ? blocks[k + 1] : end, end) - y;
-      ids.resize(size_t(n) * width);
-      readBandRows(*ids_ds, band.classes, y - band.y0, n, GDT_Byte, ids.data());
-      if (probs_ds) {
-        probabilities.resize(size_t(classes) * n * width * value_size);
-        readBandRows(*probs_ds, band.probabilities, y - band.y0, n, gdal_type, probabilities.data());
-      }
-      sink.writeRows(y, n, ids.data(), probs_ds ? probabilities.data() : nullptr);
-      if (step) step();
-    }
+  Dataset ids_ds = openRaster(block.classes);
+  Dataset probs_ds = type != ProbabilityType::None ? openRaster(block.probabilities) : nullptr;
+  if (ids_ds->GetRasterXSize() != width || ids_ds->GetRasterYSize() != block.rows)
+    throw IoError("the finished block '" + block.classes + "' has " + std::to_string(ids_ds->GetRasterXSize()) + " x " +
+                  std::to_string(ids_ds->GetRasterYSize()) + " pixels, not the " + std::to_string(width) + " x " +
+                  std::to_string(block.rows) + " of its block: another job wrote over it");
+  std::vector<uint8_t> ids(size_t(block.rows) * width), probabilities;
+  readBandRows(*ids_ds, block.classes, 0, block.rows, GDT_Byte, ids.data());
+  if (probs_ds) {
+    probabilities.resize(size_t(classes) * block.rows * width * value_size);
+    readBandRows(*probs_ds, block.probabilities, 0, block.rows, gdal_type, probabilities.data());
   }
+  sink.writeRows(block.y0, block.rows, ids.data(), probs_ds ? probabilities.data() : nullptr);
 }
 
 }  // namespace geodl::io

@@ -3,7 +3,6 @@
 // GeoTIFF and, when asked, the probability GeoTIFF.
 #pragma once
 
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -54,18 +53,16 @@ class GeoTiffTileSink : public TileSink {
   bool float32_ = false;
 };
 
-// Rows [y0, y0 + rows) of a raster that one rank of a job classified, in files written as
-// the sink writes them (a GeoTiffTileSink on those rows alone), for rank 0 to assemble.
+// One block of rows [y0, y0 + rows) of a raster, in files written as the sink writes them (a
+// GeoTiffTileSink on those rows alone): a block classify's journal keeps (io/block_journal.h).
 struct RowBandFiles {
   std::string classes, probabilities;  // probabilities: empty when the job writes none
   int y0 = 0, rows = 0;
 };
 
-// Appends the bands, in order, to `sink` (the whole raster's, which may hold the rows before
-// the first band already) in the blocks of rows one process writes (`blocks`: the first row
-// of each, from 0; each within one band); calls `step` after each block. Throws IoError
-// naming a band's file that cannot be read.
-void copyRowBands(const std::vector<RowBandFiles>& bands, const std::vector<int>& blocks, int width, int classes,
-                  TileSink& sink, const std::function<void()>& step);
+// Appends the block's rows to `sink` (the whole raster's, which holds the rows above it
+// already). Throws IoError naming a file that cannot be read, or that is not of the block's
+// size.
+void copyRowBand(const RowBandFiles& block, int width, int classes, TileSink& sink);
 
 }  // namespace geodl::io
