@@ -20,7 +20,6 @@
 #include <qgsvectorlayer.h>
 
 #include "app/classify.h"
-#include "base/file_identity.h"
 #include "model/model_info.h"
 #include "geodlenginecall.h"
 #include "geodlfeedbackprogress.h"
@@ -166,9 +165,9 @@ bool GeoDLClassifyAlgorithm::checkParameterValues( const QVariantMap &parameters
   const QString model = parameterAsFile( parameters, QStringLiteral( "MODEL" ), context );
   if ( !layer || output.isEmpty() )
     return true;  // processAlgorithm names the problem
-  const std::optional<geodl::StoppedRun> stopped = geodl::stoppedClassification( output.toStdString() );
-  if ( !stopped || !geodl::sameFile( stopped->input, layer->source().toStdString() )
-       || !geodl::sameFile( stopped->model, model.toStdString() ) )
+  const std::optional<geodl::StoppedRun> stopped =
+    geodl::stoppedClassification( output.toStdString(), layer->source().toStdString(), model.toStdString() );
+  if ( !stopped )
     return true;
   const GeoDLResumeAnswer answer = GeoDLResumeQuestion::ask( window, layer->name(), output, *stopped );
   {

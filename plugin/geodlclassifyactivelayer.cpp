@@ -25,7 +25,6 @@
 
 #include "app/classify.h"
 #include "base/errors.h"
-#include "base/file_identity.h"
 #include "model/model_info.h"
 #include "geodlresumequestion.h"
 
@@ -166,15 +165,13 @@ void GeoDLClassifyActiveLayer::classify( QgsRasterLayer *layer, const QString &m
   const QString output = outputPathFor( layer );
   // The same classification stopped before (cancelled, QGIS closed): offer to continue it.
   bool resume = false;
-  if ( const std::optional<geodl::StoppedRun> stopped = geodl::stoppedClassification( output.toStdString() ) )
+  if ( const std::optional<geodl::StoppedRun> stopped = geodl::stoppedClassification( output.toStdString(), layer->source().toStdString(),
+       model.toStdString() ) )
   {
-    if ( geodl::sameFile( stopped->input, layer->source().toStdString() ) && geodl::sameFile( stopped->model, model.toStdString() ) )
-    {
-      const GeoDLResumeAnswer answer = GeoDLResumeQuestion::ask( mIface->mainWindow(), layer->name(), output, *stopped );
-      if ( answer == GeoDLResumeAnswer::Cancel )
-        return;
-      resume = answer == GeoDLResumeAnswer::Continue;
-    }
+    const GeoDLResumeAnswer answer = GeoDLResumeQuestion::ask( mIface->mainWindow(), layer->name(), output, *stopped );
+    if ( answer == GeoDLResumeAnswer::Cancel )
+      return;
+    resume = answer == GeoDLResumeAnswer::Continue;
   }
   QVariantMap parameters;
   parameters.insert( QStringLiteral( "INPUT" ), layer->source() );

@@ -116,14 +116,15 @@ struct ClassifyJob {
 // see io::rastersInFolder). Throws InputError for a folder without any.
 std::vector<std::string> rastersOf(const std::string& input);
 
-// A stopped classification into `output` that resume can continue (QGIS offers to): its
-// input and model, and how many of its blocks of rows it finished, of how many. Empty when
-// there is none, or when it finished no block.
+// A stopped classification of `input` with `model` into `output` that resume can continue
+// (QGIS offers to): how many of its blocks of rows it finished, of how many. Empty when there
+// is none, when it finished no block, or when it classified another file or with another
+// model.
 struct StoppedRun {
-  std::string input, model;
   int64_t finished = 0, blocks = 0;
 };
-std::optional<StoppedRun> stoppedClassification(const std::string& output);
+std::optional<StoppedRun> stoppedClassification(const std::string& output, const std::string& input,
+                                                const std::string& model);
 
 // The options of each raster of the job, outputs named. Throws InputError when the job has
 // no raster, no model or no output, or one output for several rasters; every run is

@@ -7,6 +7,7 @@
 
 #include "app/classify_stages.h"
 #include "app/job_outputs.h"
+#include "base/file_identity.h"
 #include "base/metadata.h"
 #include "io/block_journal.h"
 
@@ -50,10 +51,6 @@ std::vector<std::string> differences(const nlohmann::json& then, const nlohmann:
                     " then, " + now["plan"].dump() + " now)");
   return found;
 }
-
-}  // namespace
-
-namespace {
 
 // The files a run reads and every option that changes a pixel of its outputs, as given
 // (`device`: the one it runs on).
@@ -122,14 +119,16 @@ std::string resumeAdvice(const ClassifyOptions& o) {
          classifyOptionNamed("resume") + " to continue from them";
 }
 
-std::optional<StoppedRun> stoppedClassification(const std::string& output) {
+std::optional<StoppedRun> stoppedClassification(const std::string& output, const std::string& input,
+                                                const std::string& model) {
   const io::JournalFolders folders{io::journalFolderOf(output), ""};
   if (!io::journalHasBlocks(folders)) return std::nullopt;
   try {
     const auto then = nlohmann::json::parse(io::journalDescription(folders));
+    if (!sameFile(then.at("input").at("path").get<std::string>(), input) ||
+        !sameFile(then.at("model").at("path").get<std::string>(), model))
+      return std::nullopt;
     StoppedRun run;
-    run.input = then.at("input").at("path");
-    run.model = then.at("model").at("path");
     run.blocks = then.at("plan").at("blocks");
     run.finished = io::markedBlocks(folders);
     return run;

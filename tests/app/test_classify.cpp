@@ -11,12 +11,15 @@
 #include <filesystem>
 #include <fstream>
 
+#include <nlohmann/json.hpp>
+
 #include "app/classify.h"
 #include "app/ml_fixtures.h"
 #include "base/errors.h"
 #include "model/model_file.h"
 #include "core/test_support.h"
 #include "io/gdal_util.h"
+#include "io/block_journal.h"
 #include "io/gis_fixtures.h"
 
 namespace geodl {
@@ -74,6 +77,28 @@ ClassifyOptions options(const TempDir& dir, const std::string& input, const std:
   o.overlap = 25;
   o.run.threads = 2;
   return o;
+}
+
+// What QGIS offers to continue: a stopped classification into the output with finished blocks,
+// of the same raster (by any spelling of its path) with the same model; none otherwise.
+TEST(Classify, AStoppedRunIsOfferedOnlyForItsRasterAndModel) {
+  TempDir dir;
+  for (const char* name : {"a.tif", "b.tif", "m.pt", "n.pt"}) std::ofstream(dir.path(name)) << name;
+  const std::string output = dir.path("c.tif");
+  const io::JournalFolders folders{io::journalFolderOf(output), ""};
+  io::startJournal(folders, nlohmann::json{{"input", {{"path", dir.path("a.tif")}}},
+                                           {"model", {{"path", dir.path("m.pt")}}},
+                                           {"plan", {{"blocks", 3}}}}
+                                .dump());
+  EXPECT_FALSE(stoppedClassification(output, dir.path("a.tif"), dir.path("m.pt")));  // no block finished
+  std::ofstream(fs::path(folders.classes) / "block-000001.json") << "{}";
+  const auto stopped = stoppedClassification(output, dir.path("./a.tif"), dir.path("m.pt"));
+  ASSERT_TRUE(stopped);
+  EXPECT_EQ(stopped->finished, 1);
+  EXPECT_EQ(stopped->blocks, 3);
+  EXPECT_FALSE(stoppedClassification(output, dir.path("b.tif"), dir.path("m.pt")));
+  EXPECT_FALSE(stoppedClassification(output, dir.path("a.tif"), dir.path("n.pt")));
+  EXPECT_FALSE(stoppedClassification(dir.path("other.tif"), dir.path("a.tif"), dir.path("m.pt")));
 }
 
 TEST(Classify, KnownSceneWellAboveChanceWithGeoreferencingColoursAndProbabilities) {
