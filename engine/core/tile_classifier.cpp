@@ -180,9 +180,11 @@ class RowBlender {
     return (acc_w_.narrow(0, 0, n).narrow(1, c0, cw) > 0) & (acc_valid_.narrow(0, 0, n).narrow(1, c0, cw) > 0);
   }
 
+  // How many rows from top() a carry holds: those of the raster the blend still covers.
+  int carryRows() const { return std::max(0, std::min(rows_, height_ - top_)); }
   // The carry into the rows from top() (after slide()): copies of what the blend holds.
   BlendCarry carry() const {
-    const int keep = std::max(0, std::min(rows_, height_ - top_));
+    const int keep = carryRows();
     BlendCarry c;
     c.y = top_;
     c.rows = keep;
@@ -299,8 +301,7 @@ TileResult classifyTiles(const std::function<torch::Tensor(const torch::Tensor&)
   RowBlender blender(plan, job.classes, first < plan.ys.size() ? plan.ys[first] : 0);
   if (job.start_carry) {
     const BlendCarry& c = *job.start_carry;
-    if (c.y != blender.top() || c.width != plan.width || c.classes != job.classes ||
-        c.rows != std::max(0, std::min(std::min(plan.window, plan.height), plan.height - c.y)))
+    if (c.y != blender.top() || c.width != plan.width || c.classes != job.classes || c.rows != blender.carryRows())
       throw Error("a blend carry of rows " + std::to_string(c.y) + "+ does not fit the band from row " +
                   std::to_string(blender.top()) + ": a bug");
     blender.restore(c);

@@ -1,11 +1,13 @@
 #include "io/block_journal.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <regex>
 #include <sstream>
 
@@ -66,16 +68,24 @@ std::vector<int64_t> blockBytes(const JournalFolders& folders, int block) {
   return bytes;
 }
 
-// Whether the carry file `path` is whole: its size is the one its header gives.
-bool wholeCarry(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  int32_t head[4] = {0, 0, 0, 0};
-  in.read(reinterpret_cast<char*>(head), sizeof head);
-  if (!in || head[1] < 0 || head[2] < 0 || head[3] < 0) return false;
+// A carry file (block-K.carry): its header {y, rows, width, classes}, then the sums (float,
+// classes x rows x width), the weights (float, rows x width) and the valid flags (bytes,
+// rows x width). The header of `in`, when the file's size is the one it gives.
+std::optional<std::array<int32_t, 4>> carryHead(std::ifstream& in, const std::string& path) {
+  std::array<int32_t, 4> head{};
+  in.read(reinterpret_cast<char*>(head.data()), sizeof head);
+  if (!in || head[1] < 0 || head[2] < 0 || head[3] < 0) return std::nullopt;
   const uint64_t plane = uint64_t(head[1]) * uint64_t(head[2]);
   std::error_code ec;
   const auto size = fs::file_size(path, ec);
-  return !ec && size == sizeof head + plane * (uint64_t(head[3]) * sizeof(float) + sizeof(float) + 1);
+  if (ec || size != sizeof head + plane * (uint64_t(head[3]) * sizeof(float) + sizeof(float) + 1)) return std::nullopt;
+  return head;
+}
+
+// Whether the carry file `path` is whole.
+bool wholeCarry(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return carryHead(in, path).has_value();
 }
 
 }  // namespace
@@ -202,20 +212,21 @@ BlendCarry readCarry(const JournalFolders& folders, int block) {
   const std::string path = carryOf(folders.classes, block);
   std::ifstream in(path, std::ios::binary);
   BlendCarry c;
-  int32_t head[4] = {0, 0, 0, 0};
-  in.read(reinterpret_cast<char*>(head), sizeof head);
-  c.y = head[0];
-  c.rows = head[1];
-  c.width = head[2];
-  c.classes = head[3];
-  const size_t plane = size_t(std::max(0, c.rows)) * size_t(std::max(0, c.width));
-  c.sums.resize(plane * size_t(std::max(0, c.classes)));
-  c.weights.resize(plane);
-  c.valid.resize(plane);
-  in.read(reinterpret_cast<char*>(c.sums.data()), std::streamsize(c.sums.size() * sizeof(float)));
-  in.read(reinterpret_cast<char*>(c.weights.data()), std::streamsize(c.weights.size() * sizeof(float)));
-  in.read(reinterpret_cast<char*>(c.valid.data()), std::streamsize(c.valid.size()));
-  if (!in || in.peek() != std::char_traits<char>::eof())
+  const auto head = carryHead(in, path);
+  if (head) {
+    c.y = (*head)[0];
+    c.rows = (*head)[1];
+    c.width = (*head)[2];
+    c.classes = (*head)[3];
+    const size_t plane = size_t(c.rows) * size_t(c.width);
+    c.sums.resize(plane * size_t(c.classes));
+    c.weights.resize(plane);
+    c.valid.resize(plane);
+    in.read(reinterpret_cast<char*>(c.sums.data()), std::streamsize(c.sums.size() * sizeof(float)));
+    in.read(reinterpret_cast<char*>(c.weights.data()), std::streamsize(c.weights.size() * sizeof(float)));
+    in.read(reinterpret_cast<char*>(c.valid.data()), std::streamsize(c.valid.size()));
+  }
+  if (!head || !in)
     throw IoError("cannot read '" + path + "', what a stopped run kept for its resume, whole: run without resume to "
                   "start again");
   return c;
