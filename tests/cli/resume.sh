@@ -54,6 +54,23 @@ gone() {
   done
 }
 
+# kill_when COUNT GLOB LOG COMMAND...: runs COMMAND in the background (its output in LOG) and
+# kills it with SIGKILL, launcher and ranks, once GLOB matches COUNT files (or after 20 s);
+# returns once its ranks are reaped.
+kill_when() {
+  local count=$1 glob=$2 log=$3 pid ranks
+  shift 3
+  "$@" > "$log" 2>&1 &
+  pid=$!
+  for _ in $(seq 1 1000); do
+    [ "$(ls $glob 2>/dev/null | wc -l)" -ge "$count" ] && break
+    sleep 0.02
+  done
+  ranks=$(pgrep -P $pid || true)
+  pkill -KILL -P $pid 2>/dev/null || true; kill -KILL $pid 2>/dev/null || true; wait $pid 2>/dev/null || true
+  gone $ranks
+}
+
 # at_progress PID KIND FOLDER FRACTION TOTAL: waits until the job's journal in FOLDER holds
 # FRACTION% of its TOTAL blocks (KIND classify: the marks block-*.json) or windows (KIND
 # samples: the windows the complete segments read), or the job has ended: the stops fall at
@@ -83,9 +100,9 @@ print(n)" "$folder" 2>/dev/null || echo 0)
 resumed=0 cases=0
 # stop LAYOUT SIGNAL FRACTION: run, stop, resume, compare.
 stop_and_resume() {
-  local layout=$1 signal=$2 fraction=$3 out args whole_ms
-  if [ "$layout" = one ]; then out=one-$signal-$fraction args=(--output "one-$signal-$fraction/c.tif") whole_ms=$one_ms
-  else out=two-$signal-$fraction args=(--output "two-$signal-$fraction/c.vrt" --nproc 2) whole_ms=$two_ms; fi
+  local layout=$1 signal=$2 fraction=$3 out args
+  if [ "$layout" = one ]; then out=one-$signal-$fraction args=(--output "one-$signal-$fraction/c.tif")
+  else out=two-$signal-$fraction args=(--output "two-$signal-$fraction/c.vrt" --nproc 2); fi
   "$geodl" "${classify[@]}" "${args[@]}" > "$out.log" 2>&1 &
   local pid=$!
   at_progress $pid classify "$out" "$fraction" "$blocks"
@@ -128,15 +145,7 @@ mkdir -p tiles
 for i in 0 1 2 3 4 5; do gdal_translate -q -srcwin $((i * 120)) $((i * 50)) 400 400 big.tif "tiles/t$i.tif"; done
 tiles=(classify --model "$model" --input tiles --window 96 --overlap 25 --batch-size 4 --threads 1 --probabilities --nproc 2)
 "$geodl" -q "${tiles[@]}" --working-folder tiles-ref > tiles-ref.log 2>&1 || { cat tiles-ref.log; fail "tiles"; }
-"$geodl" "${tiles[@]}" --working-folder tiles-killed > tiles-killed.log 2>&1 &
-pid=$!
-for _ in $(seq 1 1000); do
-  [ "$(ls tiles-killed/*_inference.tif 2>/dev/null | wc -l)" -ge 3 ] && break
-  sleep 0.02
-done
-ranks=$(pgrep -P $pid || true)
-pkill -KILL -P $pid 2>/dev/null || true; kill -KILL $pid 2>/dev/null || true; wait $pid 2>/dev/null || true
-gone $ranks
+kill_when 3 'tiles-killed/*_inference.tif' tiles-killed.log "$geodl" "${tiles[@]}" --working-folder tiles-killed
 # (A raster whose outputs were moved into place just before the kill, but not yet recorded, is
 # classified again.)
 done_before=$(ls tiles-killed/.classify-job.partial/raster-*.json | wc -l)
@@ -151,15 +160,7 @@ echo "a folder of 6 tiles on 2 ranks, killed after $done_before: resumed to the 
 # the start, keeps the first one's records (each job its own); the first then resumes them.
 mkdir -p others
 for i in 0 1; do gdal_translate -q -srcwin $((i * 300)) 500 300 300 big.tif "others/u$i.tif"; done
-"$geodl" "${tiles[@]}" --working-folder shared > shared-killed.log 2>&1 &
-pid=$!
-for _ in $(seq 1 1000); do
-  [ "$(ls shared/.classify-job.partial/raster-*.json 2>/dev/null | wc -l)" -ge 3 ] && break
-  sleep 0.02
-done
-ranks=$(pgrep -P $pid || true)
-pkill -KILL -P $pid 2>/dev/null || true; kill -KILL $pid 2>/dev/null || true; wait $pid 2>/dev/null || true
-gone $ranks
+kill_when 3 'shared/.classify-job.partial/raster-*.json' shared-killed.log "$geodl" "${tiles[@]}" --working-folder shared
 done_before=$(ls shared/.classify-job.partial/raster-*.json | wc -l)
 [ "$done_before" -ge 3 ] || fail "two jobs: not 3 rasters before the kill"
 "$geodl" -q classify --model "$model" --input others --window 96 --threads 1 --working-folder shared > others.log 2>&1 ||
@@ -176,13 +177,7 @@ echo "two jobs of many rasters into one folder: each keeps its own records; the 
 
 # A resume that is not the stopped run: refused before anything is written, naming what
 # differs, with the journal kept for the right resume.
-"$geodl" "${classify[@]}" --output changed/c.tif > changed.log 2>&1 &
-pid=$!
-for _ in $(seq 1 500); do
-  ls changed/.c.tif.partial/block-*.json > /dev/null 2>&1 && break
-  sleep 0.02
-done
-kill -KILL $pid; wait $pid 2>/dev/null || true
+kill_when 1 'changed/.c.tif.partial/block-*.json' changed.log "$geodl" "${classify[@]}" --output changed/c.tif
 blocks=$(ls changed/.c.tif.partial/block-*.json | wc -l)
 [ "$blocks" -gt 0 ] || fail "no block finished before the kill"
 code=0
@@ -216,13 +211,7 @@ same_outputs ref1 fresh "--resume with nothing to resume"
 # A journal changed after the stop. kill_after FOLDER: a run into FOLDER/c.tif killed once 3
 # blocks are finished.
 kill_after() {
-  "$geodl" "${classify[@]}" --output "$1/c.tif" > "$1.log" 2>&1 &
-  local pid=$!
-  for _ in $(seq 1 1000); do
-    [ "$(ls "$1"/.c.tif.partial/block-*.json 2>/dev/null | wc -l)" -ge 3 ] && break
-    sleep 0.02
-  done
-  kill -KILL $pid; wait $pid 2>/dev/null || true
+  kill_when 3 "$1/.c.tif.partial/block-*.json" "$1.log" "$geodl" "${classify[@]}" --output "$1/c.tif"
   [ "$(ls "$1"/.c.tif.partial/block-*.json | wc -l)" -ge 3 ] || fail "$1: not 3 blocks before the kill"
 }
 # A block file cut short (its size is not the one its mark records): computed again, named.
@@ -283,7 +272,7 @@ for layout in one two; do
   for signal in KILL TERM; do
     for fraction in 30 60 90; do
       out=s-$layout-$signal-$fraction
-      if [ $layout = one ]; then flags=() whole_ms=$one_ms; else flags=(--nproc 2) whole_ms=$two_ms; fi
+      if [ $layout = one ]; then flags=(); else flags=(--nproc 2); fi
       "$geodl" "${sample[@]}" --data-path "$out" "${flags[@]}" > "$out.log" 2>&1 &
       pid=$!
       at_progress $pid samples "$out/samples" "$fraction" "$windows"

@@ -78,6 +78,20 @@ def screenshot():
     finish()
 
 
+def still_running(step):
+    """Whether a task started at STATE['start'] still runs (3 minutes at most): `step` is then
+    called again in half a second."""
+    if QgsApplication.taskManager().countActiveTasks() > 0 and time.time() - STATE['start'] < 180:
+        QTimer.singleShot(500, step)
+        return True
+    return False
+
+
+def journal_of(output):
+    """The folder where a classification into `output` keeps its finished blocks."""
+    return os.path.join(os.path.dirname(output), '.' + os.path.basename(output) + '.partial')
+
+
 def layer_named(name):
     layers = QgsProject.instance().mapLayersByName(name)
     return layers[0] if layers else None
@@ -86,8 +100,7 @@ def layer_named(name):
 def after_active_layer_task():
     """Polls until the Classify Active Layer task is done, then checks its layer."""
     try:
-        if QgsApplication.taskManager().countActiveTasks() > 0 and time.time() - STATE['start'] < 180:
-            QTimer.singleShot(500, after_active_layer_task)
+        if still_running(after_active_layer_task):
             return
         result = layer_named('scene classes')
         RESULT['active_layer_result'] = result is not None
@@ -143,7 +156,7 @@ def stop_after_first_block(output):
     import glob
     import signal
     import subprocess
-    journal = os.path.join(os.path.dirname(output), '.' + os.path.basename(output) + '.partial')
+    journal = journal_of(output)
     run = subprocess.Popen([os.environ['GEODL_TEST_GEODL'], '-q', 'classify', '--input',
                             os.path.join(os.environ['GEODL_TEST_SCENE'], 'big.tif'),
                             '--model', QgsSettings().value('geodl/lastModel'), '--output', output],
@@ -171,7 +184,7 @@ def resume_check():
                        outputBounds=[gt[0], gt[3], gt[0] + 1024 * gt[1], gt[3] + 1024 * gt[5]])
         source = None
         output = os.path.join(scene, 'big_classes.tif')  # the name Classify Active Layer gives
-        journal = os.path.join(scene, '.big_classes.tif.partial')
+        journal = journal_of(output)
         (RESULT['resume_stopped_exit'], RESULT['resume_stopped_message'],
          RESULT['resume_blocks_kept']) = stop_after_first_block(output)
         STATE['resume_output'] = output
@@ -194,8 +207,7 @@ def after_resume_task():
     """Polls until the resumed task is done, then compares its classes with an uninterrupted
     run's and leaves the project as it was for the screenshots."""
     try:
-        if QgsApplication.taskManager().countActiveTasks() > 0 and time.time() - STATE['start'] < 180:
-            QTimer.singleShot(500, after_resume_task)
+        if still_running(after_resume_task):
             return
         import subprocess
         model = QgsSettings().value('geodl/lastModel')
@@ -248,16 +260,14 @@ def after_dialog_task():
     """Polls until the dialog's run is done, then checks it resumed to an uninterrupted run's
     classes."""
     try:
-        if QgsApplication.taskManager().countActiveTasks() > 0 and time.time() - STATE['start'] < 180:
-            QTimer.singleShot(500, after_dialog_task)
+        if still_running(after_dialog_task):
             return
         from qgis.PyQt.QtWidgets import QTextEdit
         dialog = STATE['dialog']
         log = '\n'.join(w.toPlainText() for w in dialog.findChildren(QTextEdit))
         RESULT['dialog_log_resumed'] = 'resuming: %d of' % RESULT.get('dialog_blocks_kept', -1) in log
         RESULT['dialog_resumed_as_uninterrupted'] = same_classes(STATE['dialog_output'], STATE['resume_reference'])
-        RESULT['dialog_journal_gone'] = not os.path.exists(
-            os.path.join(os.environ['GEODL_TEST_SCENE'], '.big_dialog.tif.partial'))
+        RESULT['dialog_journal_gone'] = not os.path.exists(journal_of(STATE['dialog_output']))
         dialog.close()
         for layer in QgsProject.instance().mapLayers().values():
             if layer.source() == STATE['dialog_output']:
