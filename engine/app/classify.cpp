@@ -85,6 +85,13 @@ io::GeoTiffSpec classSpec(const io::RasterInfo& ri, const ModelInfo& info, bool 
   return spec;
 }
 
+// The journal's blocks: a .vrt's are its parts, written as the output is; a GeoTIFF's are only
+// read back (copied into it, then removed), written for speed.
+io::GeoTiffSpec journalSpec(io::GeoTiffSpec spec, bool parts) {
+  spec.scratch = !parts;
+  return spec;
+}
+
 // The probability raster: one band per class, named after it.
 io::GeoTiffSpec probabilitySpec(const io::GeoTiffSpec& classes, const ModelInfo& info, bool float32) {
   io::GeoTiffSpec p = classes;
@@ -424,7 +431,8 @@ RunCounts computeBand(const ClassifyOptions& o, DataParallel& ranks, RunPlan& ru
     job.start_carry = carry ? &*carry : nullptr;
     const bool streamed = out.sink && range.first_block == out.sink_next;
     TileSink* outputs = !streamed ? nullptr : after_copy ? static_cast<TileSink*>(&*after_copy) : out.sink.get();
-    io::JournalSink sink(out.journal, out.spec, out.probability_spec, job.plan.ys, outputs);
+    io::JournalSink sink(out.journal, journalSpec(out.spec, out.in_parts), journalSpec(out.probability_spec, out.in_parts),
+                         job.plan.ys, outputs);
     const int64_t windows = windowsOf(job, range.first_row, end);
     SubProgress part(shared, double(at) / double(std::max<int64_t>(1, mine)),
                      double(at + windows) / double(std::max<int64_t>(1, mine)));

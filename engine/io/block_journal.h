@@ -13,7 +13,7 @@
 // A block file without its marker is one being written when the run stopped; the next run
 // removes it. With a .vrt output the blocks are the parts: the class journal becomes the
 // parts folder when the run commits (io/parts_vrt.h); with a GeoTIFF the journal goes once
-// the output is in place.
+// the output is in place (its blocks written as scratch files: GeoTiffSpec::scratch).
 #pragma once
 
 #include <cstdint>

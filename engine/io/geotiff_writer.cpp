@@ -56,6 +56,7 @@ GeoTiffWriter::GeoTiffWriter(const std::string& path, const GeoTiffSpec& spec)
   options = CSLSetNameValue(options, "BLOCKYSIZE", std::to_string(kTile).c_str());
   options = CSLSetNameValue(options, "COMPRESS", "DEFLATE");
   options = CSLSetNameValue(options, "PREDICTOR", spec.float32 ? "3" : "2");
+  if (spec.scratch) options = CSLSetNameValue(options, "ZLEVEL", "1");
   options = CSLSetNameValue(options, "BIGTIFF", "IF_SAFER");
   if (spec.bands > 1) options = CSLSetNameValue(options, "INTERLEAVE", "BAND");
   CPLErrorReset();

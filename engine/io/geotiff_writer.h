@@ -21,6 +21,9 @@ struct GeoTiffSpec {
   // Band 1 of a Byte raster: colours ("#rrggbb") and category names by pixel value.
   std::vector<std::string> colours, categories;
   bool cog = false;      // Cloud Optimized GeoTIFF (with overviews) instead of a plain tiled one
+  // A file only GeoDL reads back (a GeoTIFF output's journal): DEFLATE at level 1 instead of 6,
+  // about 4x faster to write and some 15% larger.
+  bool scratch = false;
 };
 
 // Band 1's colour table, as the writers give it (GeoTIFF and VRT alike): entry v is

@@ -117,6 +117,46 @@ TEST(GeoTiffWriter, Float32BandsAndNothingLeftWithoutCommit) {
   EXPECT_EQ(entries(dir.path("")), 1u);  // p.tif alone, no temporary
 }
 
+// A scratch file (a GeoTIFF output's journal, read back only by GeoDL) holds the same pixels,
+// compressed at DEFLATE level 1 instead of 6: faster to write, larger.
+TEST(GeoTiffWriter, ScratchFilesHoldTheSamePixelsLessCompressed) {
+  test::TempDir dir;
+  io::GeoTiffSpec spec = classSpec();
+  spec.width = spec.height = 512;
+  spec.bands = 3;
+  spec.has_nodata = false;
+  spec.colours.clear();
+  spec.categories.clear();
+  spec.band_names.clear();
+  // Probabilities as a model gives them: even within objects, noisy at their borders.
+  std::vector<uint8_t> values(size_t(spec.bands) * 512 * 512);
+  uint32_t noise = 12345;
+  for (size_t i = 0; i < values.size(); ++i) {
+    noise = noise * 1103515245u + 12345u;
+    const size_t x = i % 512, y = i / 512 % 512, band = i / (512 * 512);
+    const size_t object = (x / 24 + y / 40 + band) % 3;
+    values[i] = uint8_t(object * 100 + ((x % 24 < 4 || y % 40 < 4) ? noise >> 30 : 0));
+  }
+  std::vector<std::vector<uint8_t>> read;
+  for (bool scratch : {false, true}) {
+    spec.scratch = scratch;
+    const std::string path = dir.path(scratch ? "scratch.tif" : "output.tif");
+    {
+      io::GeoTiffWriter w(path, spec);
+      w.writeRows(0, 512, values.data());
+      w.commit();
+    }
+    io::Dataset ds = io::openRaster(path);
+    read.emplace_back(values.size());
+    ASSERT_EQ(ds->RasterIO(GF_Read, 0, 0, 512, 512, read.back().data(), 512, 512, GDT_Byte, 3, nullptr, 0, 0, 0,
+                           nullptr),
+              CE_None);
+  }
+  EXPECT_EQ(read[0], values);
+  EXPECT_EQ(read[1], values);
+  EXPECT_GT(fs::file_size(dir.path("scratch.tif")), fs::file_size(dir.path("output.tif")) * 21 / 20);
+}
+
 TEST(Polygonize, ClassesBecomePolygonsWithNamesAndAreasAndSmallOnesGo) {
   test::TempDir dir;
   const std::string raster = dir.path("classes.tif");
