@@ -12,13 +12,16 @@
 #    one block per rank (the uninterrupted run's seconds x ranks / blocks), and the outputs
 #    compared byte for byte with the uninterrupted run's. In one process the loss is split into
 #    the work in flight at the kill (since the newest block's mark) and the restart (the rest).
-# Usage: benchmarks/run_resume_benchmark.sh BUILD_DIR [SIZE] [MODEL.pt] [BASE_GEODL]
+#    Each point is killed and resumed REPEATS times (default 3; the machine's noise moves one
+#    loss by a block), then its median loss is printed.
+# Usage: [REPEATS=N] benchmarks/run_resume_benchmark.sh BUILD_DIR [SIZE] [MODEL.pt] [BASE_GEODL]
 set -euo pipefail
 source "$(dirname "$(realpath "$0")")/preamble.sh"
 source "$(dirname "$(realpath "$0")")/speed_model.sh"
 build=$(realpath "${1:?usage: run_resume_benchmark.sh BUILD_DIR [SIZE] [MODEL.pt] [BASE_GEODL]}")
 size=${2:-4000}
 base=${4:-}
+repeats=${REPEATS:-3}
 bench_work bench-resume
 cd "$work"
 echo "== $(nproc) cores, $cpu; unetsmall, window 256, overlap 25%, batch 4; ${size} x ${size} scene"
@@ -66,29 +69,37 @@ for name in one two; do
   echo "$line"
   block=$(echo "scale=3; $ref * $ranks / $n" | bc)
   for fraction in 30 60 90; do
-    out=$name-$fraction
-    start=$(now)
-    "$geodl" "${args[@]}" "${flags[@]}" --output "$out/c.$ext" > "$out.log" 2>&1 &
-    pid=$!
-    sleep "$(echo "$ref * $fraction / 100" | bc -l)"
-    children=$(pgrep -P $pid || true)
-    kill -KILL $children $pid 2>/dev/null || true
-    wait $pid 2>/dev/null || true
-    killed_at=$(now)
-    killed=$(seconds "$start" "$killed_at")
-    newest=$(find "$out" -path '*.partial/block-*.json' -printf '%T@\n' | sort -g | tail -1)
-    in_flight=$(if [ -n "$newest" ]; then seconds "$newest" "$killed_at"; else echo "$killed"; fi)
-    for p in $children; do while kill -0 "$p" 2>/dev/null; do sleep 0.02; done; done
-    start=$(now)
-    "$geodl" "${args[@]}" "${flags[@]}" --output "$out/c.$ext" --resume > "$out-resumed.log" 2>&1
-    resumed=$(seconds "$start" "$(now)")
-    finished=$(grep -o "resuming: [0-9]* of [0-9]*" "$out-resumed.log" || echo "resuming: 0 of $n")
-    lost=$(echo "$killed + $resumed - $ref" | bc)
-    identical=identical
-    same "$name-ref" "$out" > /dev/null || identical="NOT IDENTICAL"
-    split=""
-    [ "$ranks" = 1 ] && split=$(printf ' (in flight at the kill %.2f s, restart %.2f s)' "$in_flight" "$(echo "$lost - $in_flight" | bc)")
-    printf '%s killed at %d%% (%.1f s): %s blocks finished; resumed in %.2f s; time lost %.2f s%s = %.2f blocks per rank (one block per rank: %.2f s); outputs %s\n' \
-      "$name" "$fraction" "$killed" "${finished#resuming: }" "$resumed" "$lost" "$split" "$(echo "$lost / $block" | bc -l)" "$block" "$identical"
+    losses=()
+    for repeat in $(seq "$repeats"); do
+      out=$name-$fraction
+      rm -rf "$out"
+      start=$(now)
+      "$geodl" "${args[@]}" "${flags[@]}" --output "$out/c.$ext" > "$out.log" 2>&1 &
+      pid=$!
+      sleep "$(echo "$ref * $fraction / 100" | bc -l)"
+      children=$(pgrep -P $pid || true)
+      kill -KILL $children $pid 2>/dev/null || true
+      wait $pid 2>/dev/null || true
+      killed_at=$(now)
+      killed=$(seconds "$start" "$killed_at")
+      newest=$(find "$out" -path '*.partial/block-*.json' -printf '%T@\n' | sort -g | tail -1)
+      in_flight=$(if [ -n "$newest" ]; then seconds "$newest" "$killed_at"; else echo "$killed"; fi)
+      for p in $children; do while kill -0 "$p" 2>/dev/null; do sleep 0.02; done; done
+      start=$(now)
+      "$geodl" "${args[@]}" "${flags[@]}" --output "$out/c.$ext" --resume > "$out-resumed.log" 2>&1
+      resumed=$(seconds "$start" "$(now)")
+      finished=$(grep -o "resuming: [0-9]* of [0-9]*" "$out-resumed.log" || echo "resuming: 0 of $n")
+      lost=$(echo "$killed + $resumed - $ref" | bc)
+      losses+=("$(echo "$lost / $block" | bc -l)")
+      identical=identical
+      same "$name-ref" "$out" > /dev/null || identical="NOT IDENTICAL"
+      split=""
+      [ "$ranks" = 1 ] && split=$(printf ' (in flight at the kill %.2f s, restart %.2f s)' "$in_flight" "$(echo "$lost - $in_flight" | bc)")
+      printf '%s killed at %d%% (%.1f s): %s blocks finished; resumed in %.2f s; time lost %.2f s%s = %.2f blocks per rank (one block per rank: %.2f s); outputs %s\n' \
+        "$name" "$fraction" "$killed" "${finished#resuming: }" "$resumed" "$lost" "$split" "$(echo "$lost / $block" | bc -l)" "$block" "$identical"
+    done
+    printf '%s killed at %d%%: the median loss of %d runs, %.2f blocks per rank (runs: %s)\n' "$name" "$fraction" \
+      "$repeats" "$(printf '%s\n' "${losses[@]}" | sort -g | sed -n "$(( (repeats + 1) / 2 ))p")" \
+      "$(printf '%.2f ' "${losses[@]}")"
   done
 done
