@@ -236,17 +236,17 @@ struct RunOutputs {
 };
 
 // The runs of blocks left to compute, shared by the ranks: bands balanced by the windows left
-// (the finished blocks cost nothing), each cut where a finished block lies. Without finished
-// blocks, one band each, as splitRows gives them. A run after a finished block whose blend
-// carry is kept (`carried`) starts at its first block: the windows above are not computed
-// again.
+// (splitRows: the finished blocks cost nothing, the rows computed again count), each cut where
+// a finished block lies. Without finished blocks, one band each. A run after a finished block
+// whose blend carry is kept (`carried`) starts at its first block: the windows above are not
+// computed again.
 std::vector<std::vector<RowBand>> rangesLeft(const TileJob& job, const std::vector<bool>& done,
                                              const std::vector<bool>& carried, int ranks) {
   const TilePlan& plan = job.plan;
   std::vector<int64_t> counts;
-  for (size_t k = 0; k < job.row_windows.size(); ++k) counts.push_back(done[k] ? 0 : int64_t(job.row_windows[k].size()));
+  for (const auto& xs : job.row_windows) counts.push_back(int64_t(xs.size()));
   std::vector<std::vector<RowBand>> all;
-  for (const RowBand& band : splitRows(plan, counts, ranks)) {
+  for (const RowBand& band : splitRows(plan, counts, ranks, done, carried)) {
     std::vector<RowBand> runs;
     for (int k = band.first_block, end = band.end(plan); k < end;) {
       if (done[size_t(k)]) {

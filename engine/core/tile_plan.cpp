@@ -89,29 +89,55 @@ int firstContributingRow(const TilePlan& plan, int block) {
   return row;
 }
 
-std::vector<RowBand> splitRows(const TilePlan& plan, const std::vector<int64_t>& row_windows, int parts) {
+std::vector<RowBand> splitRows(const TilePlan& plan, const std::vector<int64_t>& row_windows, int parts,
+                               const std::vector<bool>& done, const std::vector<bool>& carried) {
   if (parts < 1) throw InputError("a plan is shared between at least one rank");
   const int blocks = int(plan.ys.size());
-  std::vector<double> cost(size_t(blocks), 0.0);
-  double total = 0;
-  for (int k = 0; k < blocks; ++k) total += cost[size_t(k)] = k < int(row_windows.size()) ? double(row_windows[size_t(k)]) : 0.0;
+  const auto windows = [&](int k) { return k < int(row_windows.size()) ? row_windows[size_t(k)] : int64_t(0); };
+  const auto finished = [&](int k) { return k >= 0 && k < int(done.size()) && done[size_t(k)]; };
+  const auto kept = [&](int k) { return k < int(carried.size()) && carried[size_t(k)]; };
+  // above[k]: the windows of the rows above block k that reach it, computed again by a run of
+  // blocks starting at k without a carry.
+  std::vector<int64_t> own(size_t(blocks), 0), above(size_t(blocks), 0);
+  int64_t total = 0;
+  for (int k = 0; k < blocks; ++k) {
+    for (int r = firstContributingRow(plan, k); r < k; ++r) above[size_t(k)] += windows(r);
+    if (finished(k)) continue;
+    own[size_t(k)] = windows(k);
+    // A run after a finished block: its rows above, unless the carry is kept (wherever the
+    // bands are cut).
+    if (finished(k - 1) && !kept(k - 1)) own[size_t(k)] += above[size_t(k)];
+    total += own[size_t(k)];
+  }
   if (total == 0) {  // nothing to compute: rows of nodata, shared evenly
-    std::fill(cost.begin(), cost.end(), 1.0);
+    std::fill(own.begin(), own.end(), 1);
+    std::fill(above.begin(), above.end(), 0);
     total = blocks;
   }
-  std::vector<RowBand> bands(static_cast<size_t>(parts));
-  int k = 0;
-  double done = 0;
-  for (int r = 0; r < parts; ++r) {
-    RowBand& band = bands[size_t(r)];
-    band.first_block = k;
-    const double target = total * (r + 1) / parts;
-    // A block goes to this band while the band's share, to the block's middle, is not full.
-    while (k < blocks && (r == parts - 1 || done + cost[size_t(k)] / 2 < target)) done += cost[size_t(k++)];
-    band.end_block = k;
-    band.first_row = k > band.first_block ? firstContributingRow(plan, band.first_block) : band.first_block;
+  // A band cut at k inside a run of blocks left computes k's rows above again.
+  const auto cut = [&](int k) { return k > 0 && !finished(k) && !finished(k - 1) ? above[size_t(k)] : int64_t(0); };
+  // The bands, each filled while its windows stay within `most`; end == blocks when they fit.
+  const auto fill = [&](int64_t most) {
+    std::vector<RowBand> bands(static_cast<size_t>(parts));
+    int k = 0;
+    for (RowBand& band : bands) {
+      band.first_block = k;
+      int64_t cost = 0;
+      while (k < blocks && cost + own[size_t(k)] + (k == band.first_block ? cut(k) : 0) <= most)
+        cost += own[size_t(k)] + (k == band.first_block ? cut(k) : 0), ++k;
+      band.end_block = k;
+      band.first_row = k > band.first_block ? firstContributingRow(plan, band.first_block) : band.first_block;
+    }
+    return bands;
+  };
+  int64_t low = 0, high = total;
+  for (int k = 0; k < blocks; ++k) high += cut(k);
+  while (low < high) {  // the least `most` with which every block fits
+    const int64_t mid = low + (high - low) / 2;
+    if (fill(mid).back().end(plan) == blocks) high = mid;
+    else low = mid + 1;
   }
-  return bands;
+  return fill(low);
 }
 
 }  // namespace geodl

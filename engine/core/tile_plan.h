@@ -54,10 +54,16 @@ struct RowBand {
 // The first window row whose windows reach the rows of block k.
 int firstContributingRow(const TilePlan& plan, int block);
 
-// Contiguous bands of blocks for `parts` ranks, balanced by the windows each computes
-// (`row_windows[k]`: the windows of row k that are computed; an extent or a mask leaves
-// rows without any). Ranks beyond the rows get empty bands.
-std::vector<RowBand> splitRows(const TilePlan& plan, const std::vector<int64_t>& row_windows, int parts);
+// Contiguous bands of blocks for `parts` ranks, with the least windows on the busiest rank
+// (`row_windows[k]`: the windows of row k; an extent or a mask leaves rows without any). A
+// band computes its blocks' windows, and again the rows above its first block (those of
+// firstContributingRow) where that block follows one it does not finish. With a stopped
+// run's blocks (`done`, `carried`: finished, and finished with the blend's carry kept; empty:
+// none) a finished block costs nothing, and a run of blocks after one costs its rows above
+// unless the carry is kept. The first bands are filled up to that least; ranks beyond the
+// work get empty bands.
+std::vector<RowBand> splitRows(const TilePlan& plan, const std::vector<int64_t>& row_windows, int parts,
+                               const std::vector<bool>& done = {}, const std::vector<bool>& carried = {});
 
 // Per-pixel weights of one window (window x window, row-major): 1 in the middle, a small
 // positive value over the outer quarter of the `overlap` pixels at the borders (they saw the

@@ -108,17 +108,91 @@ TEST(TilePlan, RowBandsCoverEveryBlockOnceAndBalanceTheWindows) {
     EXPECT_LE(most, (rows + parts - 1) / parts + 1) << parts << " parts";
   }
   // An extent or a mask leaves rows without windows: they cost nothing, and the rows that
-  // have windows are split evenly.
+  // have windows are split evenly, counting the row rank 1 computes again (25 + 5 against
+  // 5 + 25 windows: either cut is as good).
   std::vector<int64_t> masked(size_t(rows), 0);
   for (int k = 10; k < 20; ++k) masked[size_t(k)] = 5;
   const auto bands = splitRows(p, masked, 2);
-  EXPECT_EQ(bands[0].end(p), 15);
+  EXPECT_EQ(bands[0].end(p), 16);
   EXPECT_EQ(bands[0].y1(p), bands[1].y0(p));
   // Nothing computed at all: rows shared evenly.
   const auto none = splitRows(p, std::vector<int64_t>(size_t(rows), 0), 3);
   EXPECT_EQ(none[0].end(p), 7);
   EXPECT_EQ(none[1].end(p), 14);
   EXPECT_THROW(splitRows(p, windows, 0), InputError);
+}
+
+// The windows a rank computes for its band, as classify runs it: each run of blocks left in
+// the band, from the rows above its first block (none after a finished block whose carry is
+// kept) to its end.
+int64_t bandWindows(const TilePlan& p, const RowBand& band, const std::vector<int64_t>& windows,
+                    const std::vector<bool>& done, const std::vector<bool>& carried) {
+  int64_t sum = 0;
+  for (int k = band.first_block, end = band.end(p); k < end;) {
+    if (done[size_t(k)]) {
+      ++k;
+      continue;
+    }
+    const int first = k;
+    while (k < end && !done[size_t(k)]) ++k;
+    const bool after_carry = first > 0 && done[size_t(first) - 1] && carried[size_t(first) - 1];
+    for (int r = after_carry ? first : firstContributingRow(p, first); r < k; ++r) sum += windows[size_t(r)];
+  }
+  return sum;
+}
+
+// The busiest rank's windows against the best of every way to cut the rows in 2 or 3 bands:
+// the rows a band computes again above its first block count, so that 21 rows of equal cost
+// go 11 + (1 + 10) to 2 ranks rather than 10 + (1 + 11); a stopped run's finished blocks cost
+// nothing, and a run after one costs its row above unless the carry is kept.
+TEST(TilePlan, RowBandsLeaveTheBusiestRankTheLeastWindows) {
+  const TilePlan p = planTiles(230, 1000, 64, overlapPixels(64, 25));  // 21 rows, 1 row above each
+  const int rows = int(p.ys.size());
+  std::vector<int64_t> windows(size_t(rows), int64_t(p.xs.size()));
+  windows[3] = 1;  // some rows cost less (an extent or a mask)
+  windows[17] = 2;
+  const auto busiest = [&](const std::vector<RowBand>& bands, const std::vector<bool>& done,
+                           const std::vector<bool>& carried) {
+    int64_t most = 0;
+    for (const RowBand& b : bands) most = std::max(most, bandWindows(p, b, windows, done, carried));
+    return most;
+  };
+  const auto band = [](int first, int end) {
+    RowBand b;
+    b.first_block = first;
+    b.end_block = end;
+    return b;
+  };
+  const auto best = [&](int parts, const std::vector<bool>& done, const std::vector<bool>& carried) {
+    int64_t least = INT64_MAX;
+    for (int a = 0; a <= rows; ++a)
+      for (int c = parts == 3 ? a : rows; c <= rows; ++c)
+        least = std::min(least, busiest({band(0, a), band(a, c), band(c, rows)}, done, carried));
+    return least;
+  };
+  const std::vector<bool> none(size_t(rows), false);
+  // The stopped runs: blocks 0-9 finished, with and without the carry after block 9; blocks
+  // 0-5 and 10-15 finished, the carry kept after 5 only (a kill between 15's mark and its carry).
+  std::vector<bool> first_half(size_t(rows), false), two_runs(size_t(rows), false);
+  for (int k = 0; k < 10; ++k) first_half[size_t(k)] = true;
+  for (int k : {0, 1, 2, 3, 4, 5, 10, 11, 12, 13, 14, 15}) two_runs[size_t(k)] = true;
+  std::vector<bool> carry9(size_t(rows), false), carry5(size_t(rows), false);
+  carry9[9] = true;
+  carry5[5] = true;
+  const std::vector<std::pair<std::vector<bool>, std::vector<bool>>> runs = {
+      {none, none}, {first_half, carry9}, {first_half, none}, {two_runs, carry5}};
+  for (const auto& [done, carried] : runs)
+    for (int parts : {2, 3}) {
+      const auto bands = splitRows(p, windows, parts, done, carried);
+      ASSERT_EQ(int(bands.size()), parts);
+      EXPECT_EQ(bands.back().end(p), rows);
+      EXPECT_EQ(busiest(bands, done, carried), best(parts, done, carried)) << parts << " parts";
+    }
+  // Without a stopped run, 2 bands: rows 0-10 (51 windows) and rows 10-20 (52), where
+  // cutting after row 9 gave 46 and 57.
+  const auto even = splitRows(p, windows, 2);
+  EXPECT_EQ(even[0].end(p), 11);
+  EXPECT_EQ(busiest(even, none, none), 52);
 }
 
 }  // namespace
