@@ -14,7 +14,8 @@
 #    the work in flight at the kill (since the newest block's mark) and the restart (the rest).
 #    Each point is killed and resumed REPEATS times (default 3; the machine's noise moves one
 #    loss by a block), then its median loss is printed.
-# Usage: [REPEATS=N] benchmarks/run_resume_benchmark.sh BUILD_DIR [SIZE] [MODEL.pt] [BASE_GEODL]
+# LAYOUTS picks the setups (default "one two"; "one-vrt": one process writing a VRT in place).
+# Usage: [REPEATS=N] [LAYOUTS=...] benchmarks/run_resume_benchmark.sh BUILD_DIR [SIZE] [MODEL.pt] [BASE_GEODL]
 set -euo pipefail
 source "$(dirname "$(realpath "$0")")/preamble.sh"
 source "$(dirname "$(realpath "$0")")/speed_model.sh"
@@ -30,9 +31,15 @@ model=$(speed_model "$geodl" "${3:-}")
 args=(classify --model "$model" --input scene/scene_trn.tif --window 256 --overlap 25 --batch-size 4 --probabilities)
 now() { date +%s.%N; }
 seconds() { echo "$2 - $1" | bc; }
-# layout NAME: the flags and the output of one process (.tif) or 2 ranks (.vrt)
+# layout NAME: the flags and the output of one process (one: .tif, one-vrt: .vrt) or 2 ranks
+# (two: .vrt)
 layout() {
-  if [ "$1" = one ]; then flags=(--threads 2) ext=tif ranks=1; else flags=(--threads 1 --nproc 2) ext=vrt ranks=2; fi
+  case $1 in
+    one) flags=(--threads 2) ext=tif ranks=1 ;;
+    one-vrt) flags=(--threads 2) ext=vrt ranks=1 ;;
+    two) flags=(--threads 1 --nproc 2) ext=vrt ranks=2 ;;
+    *) echo "unknown layout '$1' (one, one-vrt, two)"; exit 1 ;;
+  esac
 }
 same() {  # same A B: every file of folder A in B, byte for byte
   local f
@@ -42,7 +49,7 @@ same() {  # same A B: every file of folder A in B, byte for byte
 median3() { printf '%s\n' "$@" | sort -g | sed -n 2p; }
 gdal_translate -q -srcwin 0 0 256 256 scene/scene_trn.tif crop.tif
 
-for name in one two; do
+for name in ${LAYOUTS:-one two}; do
   layout $name
   fixed=()
   for i in 1 2 3; do
