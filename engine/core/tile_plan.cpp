@@ -122,9 +122,11 @@ std::vector<RowBand> splitRows(const TilePlan& plan, const std::vector<int64_t>&
     int k = 0;
     for (RowBand& band : bands) {
       band.first_block = k;
-      int64_t cost = 0;
-      while (k < blocks && cost + own[size_t(k)] + (k == band.first_block ? cut(k) : 0) <= most)
-        cost += own[size_t(k)] + (k == band.first_block ? cut(k) : 0), ++k;
+      for (int64_t cost = 0; k < blocks; ++k) {
+        const int64_t step = own[size_t(k)] + (k == band.first_block ? cut(k) : 0);
+        if (cost + step > most) break;
+        cost += step;
+      }
       band.end_block = k;
       band.first_row = k > band.first_block ? firstContributingRow(plan, band.first_block) : band.first_block;
     }
