@@ -46,7 +46,7 @@ same() {  # same A B: every file of folder A in B, byte for byte
   for f in $(cd "$1" && find . -type f ! -name '*.gpkg' | sort); do cmp -s "$1/$f" "$2/$f" || { echo "DIFFERS: $2/$f"; return 1; }; done
 }
 
-median3() { printf '%s\n' "$@" | sort -g | sed -n 2p; }
+median() { printf '%s\n' "$@" | sort -g | sed -n "$(( ($# + 1) / 2 ))p"; }
 gdal_translate -q -srcwin 0 0 256 256 scene/scene_trn.tif crop.tif
 
 for name in ${LAYOUTS:-one two}; do
@@ -56,7 +56,7 @@ for name in ${LAYOUTS:-one two}; do
     start=$(now); "$geodl" -q "${args[@]/scene\/scene_trn.tif/crop.tif}" "${flags[@]}" --output "crop-$name/c.$ext" --overwrite \
       > /dev/null 2>&1; fixed+=("$(seconds "$start" "$(now)")")
   done
-  echo "$name ($ranks rank(s)): a 256 x 256 crop classified in $(median3 "${fixed[@]}") s (runs: ${fixed[*]})"
+  echo "$name ($ranks rank(s)): a 256 x 256 crop classified in $(median "${fixed[@]}") s (runs: ${fixed[*]})"
   # Uninterrupted (the median of 3): this build, and the base build without the journal when given.
   runs=()
   for i in 1 2 3; do
@@ -64,7 +64,7 @@ for name in ${LAYOUTS:-one two}; do
     start=$(now); "$geodl" "${args[@]}" "${flags[@]}" --output "$name-ref/c.$ext" > "$name-ref.log" 2>&1; end=$(now)
     runs+=("$(seconds "$start" "$end")")
   done
-  ref=$(median3 "${runs[@]}")
+  ref=$(median "${runs[@]}")
   blocks=$(grep -o "journal for resume: [0-9]* blocks written in [0-9.]* s" "$name-ref.log")
   n=$(echo "$blocks" | cut -d' ' -f4) journal_s=$(echo "$blocks" | cut -d' ' -f8)
   line="$name ($ranks rank(s), .$ext): uninterrupted $(printf %.2f "$ref") s (runs: ${runs[*]}), $n blocks; the journal's writes $journal_s s"
@@ -106,7 +106,7 @@ for name in ${LAYOUTS:-one two}; do
         "$name" "$fraction" "$killed" "${finished#resuming: }" "$resumed" "$lost" "$split" "$(echo "$lost / $block" | bc -l)" "$block" "$identical"
     done
     printf '%s killed at %d%%: the median loss of %d runs, %.2f blocks per rank (runs: %s)\n' "$name" "$fraction" \
-      "$repeats" "$(printf '%s\n' "${losses[@]}" | sort -g | sed -n "$(( (repeats + 1) / 2 ))p")" \
+      "$repeats" "$(median "${losses[@]}")" \
       "$(printf '%.2f ' "${losses[@]}")"
   done
 done
