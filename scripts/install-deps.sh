@@ -31,7 +31,7 @@ packages=(
   # Qt for the plugin (QGIS itself is below, from backports)
   qtbase5-dev qttools5-dev qttools5-dev-tools
   # geospatial I/O
-  libgdal-dev libproj-dev libhdf5-dev
+  libgdal-dev libtiff-dev libproj-dev libhdf5-dev
   # command line, config, tests, benchmarks
   libcli11-dev libyaml-cpp-dev nlohmann-json3-dev libgtest-dev libbenchmark-dev
   # headless desktop tests; PyTorch and h5py for the reference scripts (pip: what Debian lacks)

@@ -4,16 +4,13 @@
 #include <torch/torch.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
-#include <future>
 #include <iomanip>
 #include <map>
 #include <optional>
 #include <sstream>
-#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -82,13 +79,6 @@ io::GeoTiffSpec classSpec(const io::RasterInfo& ri, const ModelInfo& info, bool 
     spec.categories[size_t(c.id)] = c.name;
   }
   spec.band_names = {"class"};
-  return spec;
-}
-
-// The journal's blocks: a .vrt's are its parts, written as the output is; a GeoTIFF's are only
-// read back (copied into it, then removed), written for speed.
-io::GeoTiffSpec journalSpec(io::GeoTiffSpec spec, bool parts) {
-  spec.scratch = !parts;
   return spec;
 }
 
@@ -202,9 +192,10 @@ struct JournalScope {
 };
 
 // The outputs of a run. Every rank writes the blocks it computes into the run's journal
-// (io/block_journal.h), where a stopped run resumes from. With a GeoTIFF, rank 0 streams the
-// blocks it computes from the first on into the outputs too, and copies the others from the
-// journal at the end; with a .vrt, the journal's blocks are the parts, moved into place.
+// (io/block_journal.h), where a stopped run resumes from. With a GeoTIFF, rank 0 appends each
+// block to the outputs once it is in the journal (its tiles copied as they are), with the
+// finished blocks before it, and the others' blocks at the end; with a .vrt, the journal's
+// blocks are the parts, moved into place.
 struct RunOutputs {
   io::GeoTiffSpec spec, probability_spec;
   std::unique_ptr<io::GeoTiffTileSink> sink;  // rank 0, GeoTIFF (at the view's grid when resampled)
@@ -271,9 +262,11 @@ std::vector<std::vector<RowBand>> rangesLeft(const TileJob& job, const std::vect
 void openOutputs(const ClassifyOptions& given, const ClassifyOptions& o, DataParallel& ranks, const RunPlan& run,
                  RunOutputs& out, Progress& progress) {
   const TileJob& job = run.job;
-  out.spec = classSpec(run.reader->info(), run.predictor.info, o.cog && !run.view);
-  out.probability_spec = probabilitySpec(out.spec, run.predictor.info, o.probabilities_float);
   out.in_parts = io::isVrtPath(o.output);  // planRun refuses it resampled
+  out.spec = classSpec(run.reader->info(), run.predictor.info, o.cog && !run.view);
+  // A GeoTIFF's tiles are those of its blocks in the journal, copied into it as they are.
+  if (!out.in_parts) out.spec.tile_rows = blockAlignedTileRows(job.plan);
+  out.probability_spec = probabilitySpec(out.spec, run.predictor.info, o.probabilities_float);
   nlohmann::json shared;
   if (ranks.writes()) {
     if (!out.in_parts) {
@@ -325,16 +318,17 @@ void openOutputs(const ClassifyOptions& given, const ClassifyOptions& o, DataPar
   }
 }
 
-// Rank 0, GeoTIFF: blocks [first, end) copied from the journal into the outputs, calling
-// `step` after each. A block that does not read (a damaged file) is dropped from the journal,
-// so that the resume the run's failure advises computes it again.
-void copyJournalBlocks(const TileJob& job, RunOutputs& out, int first, int end, const std::function<void()>& step) {
-  for (int k = first; k < end; ++k) {
+// Rank 0, GeoTIFF: the journal's blocks from the sink's next up to `end` appended to the
+// outputs (their tiles copied as they are: GeoTiffTileSink::appendBlock), calling `step`
+// after each. A block that does not read (a damaged file) is dropped from the journal, so
+// that the resume the run's failure advises computes it again.
+void appendFromJournal(const TileJob& job, RunOutputs& out, int end, const std::function<void()>& step = {}) {
+  for (; out.sink_next < end; ++out.sink_next) {
+    const int k = out.sink_next;
     try {
-      io::copyRowBand({out.journal.classBlock(k), out.journal.probabilityBlock(k), job.plan.ys[size_t(k)],
-                       out.blockRows(job.plan, k)},
-                      job.plan.width, job.classes, *out.sink);
-    } catch (const IoError& e) {
+      out.sink->appendBlock({out.journal.classBlock(k), out.journal.probabilityBlock(k), job.plan.ys[size_t(k)],
+                             out.blockRows(job.plan, k)});
+    } catch (const RasterReadError& e) {
       io::forgetBlock(out.journal, k);
       throw IoError("the finished block " + std::to_string(k) + " in the journal does not read (" + e.what() +
                     "): it is dropped from the journal, and a resume computes it again");
@@ -342,64 +336,6 @@ void copyJournalBlocks(const TileJob& job, RunOutputs& out, int first, int end, 
     if (step) step();
   }
 }
-
-// Rank 0, GeoTIFF: the blocks from the sink's next up to `end` copied from the journal into
-// the outputs (finished blocks, of the stopped run or of other ranks).
-void copyFromJournal(const TileJob& job, RunOutputs& out, int end, Progress& progress) {
-  copyJournalBlocks(job, out, out.sink_next, end, [&] { progress.checkCancelled(); });
-  out.sink_next = std::max(out.sink_next, end);
-}
-
-// Rank 0, resumed GeoTIFF: the stopped run's blocks before its first block left, copied from
-// the journal into the outputs in a thread of their own while the model computes the first
-// blocks left (whose rows wait for the copy in the writing thread: AfterCopy).
-class BackgroundCopy {
- public:
-  BackgroundCopy(const TileJob& job, RunOutputs& out, int end) : blocks_(end - out.sink_next) {
-    const int first = out.sink_next;
-    out.sink_next = end;  // the blocks computed from `end` on are streamed after the copy
-    done_ = std::async(std::launch::async, [this, first, end, &job, &out] {
-      const auto start = std::chrono::steady_clock::now();
-      copyJournalBlocks(job, out, first, end, [this] {
-        if (stop_) throw Cancelled("the copy of the finished blocks stopped with the run");
-      });
-      took_ = inSeconds(start, 2);
-    });
-  }
-  // A run that fails or is cancelled stops the copy at its next block.
-  ~BackgroundCopy() {
-    stop_ = true;
-    if (done_.valid()) done_.wait();
-  }
-  // Waits for the copy; its failure (a journal block that does not read) is thrown here.
-  void wait() {
-    if (done_.valid()) done_.get();
-  }
-  int blocks() const { return blocks_; }
-  const std::string& took() const { return took_; }  // " in 1.23 s", once done
-
- private:
-  int blocks_;
-  std::atomic<bool> stop_{false};
-  std::string took_;
-  std::future<void> done_;
-};
-
-// The outputs' sink for the first blocks a resumed GeoTIFF computes: their rows go in once the
-// finished blocks before them are copied.
-class AfterCopy final : public TileSink {
- public:
-  AfterCopy(TileSink& outputs, BackgroundCopy& copy) : outputs_(outputs), copy_(copy) {}
-  ProbabilityType probabilities() const override { return outputs_.probabilities(); }
-  void writeRows(int y, int n, const uint8_t* ids, const void* probabilities) override {
-    copy_.wait();
-    outputs_.writeRows(y, n, ids, probabilities);
-  }
-
- private:
-  TileSink& outputs_;
-  BackgroundCopy& copy_;
-};
 
 // Stage 4: this rank's blocks computed into the journal (and rank 0's first ones streamed to
 // the outputs); the counts of all ranks, those of the stopped run's blocks included.
@@ -411,12 +347,19 @@ RunCounts computeBand(const ClassifyOptions& o, DataParallel& ranks, RunPlan& ru
   int64_t mine = 0;
   for (const RowBand& r : out.ranges) mine += windowsOf(job, r.first_row, r.end(job.plan));
   RankProgress shared(progress, ranks, "windows:" + o.output, out.job_windows, mine);
-  std::optional<BackgroundCopy> copy;  // the stopped run's blocks before this rank's first
-  std::optional<AfterCopy> after_copy;
-  if (out.sink && !out.resumed.empty() && !out.ranges.empty() && out.sink_next < out.ranges.front().first_block) {
-    copy.emplace(job, out, out.ranges.front().first_block);
-    after_copy.emplace(*out.sink, *copy);
-  }
+  // Rank 0, GeoTIFF: each block appended to the outputs once it is in the journal, in the
+  // writing thread, with the finished blocks before it (the stopped run's, copied as they are
+  // when the first block left is done).
+  int copied = 0;
+  double copy_seconds = 0;
+  const auto append = [&](int block) {
+    if (block < out.sink_next) return;
+    const auto start = std::chrono::steady_clock::now();
+    copied += block - out.sink_next;
+    appendFromJournal(job, out, block);
+    copy_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    appendFromJournal(job, out, block + 1);
+  };
   const io::RasterTileSource source(*run.reader, run.predictor.info.band_mean, run.predictor.info.band_std);
   int64_t at = 0;
   for (const RowBand& range : out.ranges) {
@@ -429,10 +372,8 @@ RunCounts computeBand(const ClassifyOptions& o, DataParallel& ranks, RunPlan& ru
     if (range.first_block > 0 && out.carried[size_t(range.first_block) - 1])
       carry = io::readCarry(out.journal, range.first_block - 1);
     job.start_carry = carry ? &*carry : nullptr;
-    const bool streamed = out.sink && range.first_block == out.sink_next;
-    TileSink* outputs = !streamed ? nullptr : after_copy ? static_cast<TileSink*>(&*after_copy) : out.sink.get();
-    io::JournalSink sink(out.journal, journalSpec(out.spec, out.in_parts), journalSpec(out.probability_spec, out.in_parts),
-                         job.plan.ys, outputs);
+    io::JournalSink sink(out.journal, out.spec, out.probability_spec, job.plan.ys,
+                         out.sink ? std::function<void(int)>(append) : nullptr);
     const int64_t windows = windowsOf(job, range.first_row, end);
     SubProgress part(shared, double(at) / double(std::max<int64_t>(1, mine)),
                      double(at + windows) / double(std::max<int64_t>(1, mine)));
@@ -443,17 +384,17 @@ RunCounts computeBand(const ClassifyOptions& o, DataParallel& ranks, RunPlan& ru
     for (size_t k = 0; k < counts.class_pixels.size(); ++k) counts.class_pixels[k] += tiles.class_pixels[k];
     counts.nodata_pixels += tiles.nodata_pixels;
     counts.windows += windowsOf(job, range.first_block, end);  // the rows before are another block's
-    if (streamed) out.sink_next = end;
-    after_copy.reset();  // the copy is done once the first run of blocks is in
     counts.journal_us += int64_t(sink.writingSeconds() * 1e6);
     counts.journal_blocks += end - range.first_block;
   }
   job.band = RowBand{};
   job.start_carry = nullptr;
-  if (copy) {
-    copy->wait();
-    progress.log("copied the " + std::to_string(copy->blocks()) + " blocks finished before the stop into the outputs" +
-                 copy->took() + ", beside the model");
+  if (copied > 0) {
+    std::ostringstream line;
+    line << "copied the " << copied << (copied == 1 ? " block" : " blocks")
+         << " finished before the stop into the outputs in " << std::fixed << std::setprecision(2) << copy_seconds
+         << " s";
+    progress.log(line.str());
   }
   for (const io::JournalBlock& b : out.resumed) {  // rank 0 alone has them
     for (size_t k = 0; k < job.class_ids.size(); ++k) counts.class_pixels[k] += b.id_pixels[job.class_ids[k]];
@@ -514,8 +455,7 @@ std::vector<std::string> polygonizeBands(const ClassifyOptions& o, DataParallel&
   return ranks.gatherText(out.part_polygons ? out.part_polygons->temporary() : "");
 }
 
-// Stage 5: rank 0 copies the blocks it did not stream into the outputs (the other ranks', the
-// stopped run's), makes the polygons from the finished class raster, then moves every output
+// Stage 5: rank 0 appends the blocks it has not yet to the outputs (the other ranks'), makes the polygons from the finished class raster, then moves every output
 // into place together, so that a failure (a full disk) leaves the previous outputs as they
 // were; the journal then goes. Returns the polygons' counts.
 std::pair<int64_t, int64_t> finishOutputs(const ClassifyOptions& o, DataParallel& ranks, const RunPlan& run,
@@ -528,7 +468,7 @@ std::pair<int64_t, int64_t> finishOutputs(const ClassifyOptions& o, DataParallel
     const auto start = std::chrono::steady_clock::now();
     progress.report(1.0, "assembling the blocks");
     const bool copies = out.sink_next < blocks;
-    copyFromJournal(job, out, blocks, progress);
+    appendFromJournal(job, out, blocks, [&] { progress.checkCancelled(); });
     out.sink->finish();
     if (copies && ranks.active())
       progress.log("assembled the bands of " + std::to_string(ranks.size()) + " ranks" + inSeconds(start, 2));

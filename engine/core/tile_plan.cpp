@@ -25,6 +25,13 @@ std::vector<int> origins(int size, int window, int stride) {
 
 }  // namespace
 
+int blockAlignedTileRows(const TilePlan& plan) {
+  const int step = plan.window - plan.overlap;
+  for (int rows = 256; rows >= 16; rows -= 16)
+    if (step > 0 && step % rows == 0) return rows;
+  return 256;
+}
+
 int overlapPixels(int window, double percent) { return int(std::lround(window * percent / 100.0)); }
 
 TilePlan planTiles(int width, int height, int window, int overlap) {

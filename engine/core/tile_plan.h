@@ -36,6 +36,12 @@ int automaticOverlap(int sample_size, int window);
 // 1.78 for 256 px windows overlapping by 25%, 1.14 for 1024 px ones overlapping by 64 px.
 double computedPerOutputPixel(const TilePlan& plan, int64_t computed, int64_t area_pixels);
 
+// The height of a GeoTIFF output's tiles for the plan: the largest multiple of 16 up to 256
+// that divides the step between window rows (window - overlap), so that every block of rows
+// but the last two holds whole rows of tiles (a block's file then holds the output's tiles:
+// 192 for 256 px windows overlapping by 64); 256 where no multiple of 16 divides the step.
+int blockAlignedTileRows(const TilePlan& plan);
+
 // A plan's rows shared between processes. Output block k is rows [ys[k], ys[k + 1]) (the
 // last up to the height): final once the windows of row k are blended in, and made of the
 // windows of rows first..k that reach it. A band writes blocks [first_block, end_block) and

@@ -252,15 +252,14 @@ void JournalSink::carry(int block, const BlendCarry& state) {
 }
 
 JournalSink::JournalSink(JournalFolders folders, const GeoTiffSpec& classes, const GeoTiffSpec& probabilities,
-                         std::vector<int> ys, TileSink* inner)
+                         std::vector<int> ys, std::function<void(int)> done)
     : folders_(std::move(folders)), classes_(classes), probabilities_(probabilities), ys_(std::move(ys)),
-      inner_(inner),
+      done_(std::move(done)),
       type_(folders_.probabilities.empty() ? ProbabilityType::None
             : probabilities.float32        ? ProbabilityType::Float32
                                            : ProbabilityType::Byte) {}
 
 void JournalSink::writeRows(int y, int n, const uint8_t* ids, const void* probabilities) {
-  if (inner_) inner_->writeRows(y, n, ids, probabilities);
   const auto at = std::lower_bound(ys_.begin(), ys_.end(), y);
   if (at == ys_.end() || *at != y) throw IoError("rows from " + std::to_string(y) + " do not start a block");
   const int block = int(at - ys_.begin());
@@ -280,6 +279,7 @@ void JournalSink::writeRows(int y, int n, const uint8_t* ids, const void* probab
                                      {"bytes", blockBytes(folders_, block)}}
                           .dump());
   seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (done_) done_(block);
 }
 
 }  // namespace geodl::io

@@ -12,11 +12,13 @@
 //
 // A block file without its marker is one being written when the run stopped; the next run
 // removes it. With a .vrt output the blocks are the parts: the class journal becomes the
-// parts folder when the run commits (io/parts_vrt.h); with a GeoTIFF the journal goes once
-// the output is in place (its blocks written as scratch files: GeoTiffSpec::scratch).
+// parts folder when the run commits (io/parts_vrt.h); with a GeoTIFF the blocks' tiles are
+// the output's, copied into it as they are (GeoTiffWriter::appendFile), and the journal goes
+// once the output is in place.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -75,12 +77,12 @@ void dropJournalMarkers(const JournalFolders& folders);
 BlendCarry readCarry(const JournalFolders& folders, int block);
 
 // Writes each block of rows it is given (the rows of one block: [ys[k], ys[k + 1])) into the
-// journal, flushed to disk, then marks it done; passes the rows on to `inner` when given
-// (rank 0 streaming into a GeoTIFF). Throws IoError naming the block's file.
+// journal, flushed to disk, then marks it done and calls `done` with it when given (rank 0
+// appending it to a GeoTIFF output). Throws IoError naming the block's file.
 class JournalSink final : public TileSink {
  public:
   JournalSink(JournalFolders folders, const GeoTiffSpec& classes, const GeoTiffSpec& probabilities,
-              std::vector<int> ys, TileSink* inner);
+              std::vector<int> ys, std::function<void(int block)> done = {});
   ProbabilityType probabilities() const override { return type_; }
   void writeRows(int y, int n, const uint8_t* ids, const void* probabilities) override;
   // Each block's carry is written beside it (block-K.carry), and the one before removed.
@@ -93,7 +95,7 @@ class JournalSink final : public TileSink {
   JournalFolders folders_;
   GeoTiffSpec classes_, probabilities_;
   std::vector<int> ys_;
-  TileSink* inner_;
+  std::function<void(int)> done_;
   ProbabilityType type_;
   double seconds_ = 0;
   int last_carry_ = -1;

@@ -1,5 +1,8 @@
 // GeoTIFF output written row by row: tiled, compressed, BigTIFF when needed, under a
-// temporary name renamed (or converted to a Cloud Optimized GeoTIFF) when complete.
+// temporary name renamed (or converted to a Cloud Optimized GeoTIFF) when complete. GDAL
+// makes the file (its grid, CRS, nodata, colours and names) with no tile in it; libtiff then
+// writes the tiles, so that those of a file written for the same rows are copied as they are
+// (appendFile: a classification's finished blocks assembled without decoding them).
 #pragma once
 
 #include <array>
@@ -21,9 +24,10 @@ struct GeoTiffSpec {
   // Band 1 of a Byte raster: colours ("#rrggbb") and category names by pixel value.
   std::vector<std::string> colours, categories;
   bool cog = false;      // Cloud Optimized GeoTIFF (with overviews) instead of a plain tiled one
-  // A file only GeoDL reads back (a GeoTIFF output's journal): DEFLATE at level 1 instead of 6,
-  // about 4x faster to write and some 15% larger.
-  bool scratch = false;
+  // The tiles' height (a multiple of 16; they are 256 wide): classify's GeoTIFF outputs take
+  // one that divides their blocks of rows (blockAlignedTileRows), so that a block's tiles
+  // are the output's.
+  int tile_rows = 256;
 };
 
 // Band 1's colour table, as the writers give it (GeoTIFF and VRT alike): entry v is
@@ -41,9 +45,17 @@ class GeoTiffWriter {
   GeoTiffWriter& operator=(const GeoTiffWriter&) = delete;
 
   // Rows [y, y + rows) of every band, band after band (bands x rows x width), in order from
-  // row 0. They reach the file a row of 256 x 256 tiles at a time (each tile written once).
+  // row 0. They reach the file a row of tiles at a time (each tile compressed and written
+  // once, in order: the file's bytes do not depend on how the rows came).
   void writeRows(int y, int rows, const uint8_t* values);
   void writeRows(int y, int rows, const float* values);
+  // Rows [y, y + rows), next in order, from `file`: a GeoTIFF a GeoTiffWriter wrote with the
+  // spec of those rows (rowsSpec of this one's). Its rows of tiles that are rows of this file's
+  // tiles (the same rows: y a multiple of the tile height, whole tiles or the raster's last
+  // rows) are copied as they are, compressed; the others are decoded and written as by
+  // writeRows. The file's bytes are those writeRows would give. Throws RasterReadError naming
+  // `file` when it does not read or is not such a file, and IoError when writing fails.
+  void appendFile(const std::string& file, int y, int rows);
   // Completes the file under its temporary name (the last blocks, the Cloud Optimized copy,
   // the sidecar), flushed to disk; commit() then only renames. Throws IoError naming the
   // file ("no space left on the device" when that is why).

@@ -78,35 +78,9 @@ void GeoTiffTileSink::commit() {
   if (probabilities_) probabilities_->commit();
 }
 
-namespace {
-
-// Rows [y, y + n) of every band of `ds` into `out` (bands x n x width), as `type`.
-void readBandRows(GDALDataset& ds, const std::string& path, int y, int n, GDALDataType type, void* out) {
-  const int width = ds.GetRasterXSize(), bands = ds.GetRasterCount();
-  if (ds.RasterIO(GF_Read, 0, y, width, n, out, width, n, type, bands, nullptr, 0, 0, 0, nullptr) != CE_None)
-    throw IoError(gdalMessage("cannot read the finished block '" + path + "'"));
-}
-
-}  // namespace
-
-void copyRowBand(const RowBandFiles& block, int width, int classes, TileSink& sink) {
-  if (block.rows <= 0) return;
-  const ProbabilityType type = sink.probabilities();
-  const GDALDataType gdal_type = type == ProbabilityType::Float32 ? GDT_Float32 : GDT_Byte;
-  const size_t value_size = type == ProbabilityType::Float32 ? 4 : 1;
-  Dataset ids_ds = openRaster(block.classes);
-  Dataset probs_ds = type != ProbabilityType::None ? openRaster(block.probabilities) : nullptr;
-  if (ids_ds->GetRasterXSize() != width || ids_ds->GetRasterYSize() != block.rows)
-    throw IoError("the finished block '" + block.classes + "' has " + std::to_string(ids_ds->GetRasterXSize()) + " x " +
-                  std::to_string(ids_ds->GetRasterYSize()) + " pixels, not the " + std::to_string(width) + " x " +
-                  std::to_string(block.rows) + " of its block: another job wrote over it");
-  std::vector<uint8_t> ids(size_t(block.rows) * width), probabilities;
-  readBandRows(*ids_ds, block.classes, 0, block.rows, GDT_Byte, ids.data());
-  if (probs_ds) {
-    probabilities.resize(size_t(classes) * block.rows * width * value_size);
-    readBandRows(*probs_ds, block.probabilities, 0, block.rows, gdal_type, probabilities.data());
-  }
-  sink.writeRows(block.y0, block.rows, ids.data(), probs_ds ? probabilities.data() : nullptr);
+void GeoTiffTileSink::appendBlock(const RowBandFiles& block) {
+  classes_.appendFile(block.classes, block.y0, block.rows);
+  if (probabilities_) probabilities_->appendFile(block.probabilities, block.y0, block.rows);
 }
 
 }  // namespace geodl::io

@@ -30,6 +30,13 @@ class RasterTileSource : public TileSource {
   mutable std::vector<uint8_t> valid_;
 };
 
+// One block of rows [y0, y0 + rows) of a raster, in files written as the sink writes them (a
+// GeoTiffTileSink on those rows alone): a block classify's journal keeps (io/block_journal.h).
+struct RowBandFiles {
+  std::string classes, probabilities;  // probabilities: empty when the job writes none
+  int y0 = 0, rows = 0;
+};
+
 class GeoTiffTileSink : public TileSink {
  public:
   // The class raster, and the probability raster when `probabilities` is not empty; both
@@ -38,6 +45,10 @@ class GeoTiffTileSink : public TileSink {
                   const GeoTiffSpec& probability_spec);
   ProbabilityType probabilities() const override;
   void writeRows(int y, int n, const uint8_t* ids, const void* probabilities) override;
+  // A block of rows, next in order, from files a sink on those rows alone wrote (RowBandFiles):
+  // their tiles copied as they are where they are the outputs' (GeoTiffWriter::appendFile).
+  // Throws RasterReadError naming a file that does not read or is not such a block.
+  void appendBlock(const RowBandFiles& block);
   // Completes both under their temporary names (see GeoTiffWriter::finish).
   void finish();
   // The finished class raster, readable before it is committed.
@@ -52,17 +63,5 @@ class GeoTiffTileSink : public TileSink {
   std::unique_ptr<GeoTiffWriter> probabilities_;
   bool float32_ = false;
 };
-
-// One block of rows [y0, y0 + rows) of a raster, in files written as the sink writes them (a
-// GeoTiffTileSink on those rows alone): a block classify's journal keeps (io/block_journal.h).
-struct RowBandFiles {
-  std::string classes, probabilities;  // probabilities: empty when the job writes none
-  int y0 = 0, rows = 0;
-};
-
-// Appends the block's rows to `sink` (the whole raster's, which holds the rows above it
-// already). Throws IoError naming a file that cannot be read, or that is not of the block's
-// size.
-void copyRowBand(const RowBandFiles& block, int width, int classes, TileSink& sink);
 
 }  // namespace geodl::io

@@ -227,7 +227,7 @@ kill_after unreadable
 printf '\0\0\0\0' | dd of=unreadable/.c_probabilities.tif.partial/block-000000.tif conv=notrunc status=none
 code=0
 "$geodl" "${classify[@]}" --output unreadable/c.tif --resume > unreadable.log 2>&1 || code=$?
-[ $code = 4 ] && grep -q "the finished block 0 in the journal does not read (cannot open the raster '.*block-000000.tif'.*): it is dropped from the journal, and a resume computes it again" unreadable.log &&
+[ $code = 4 ] && grep -q "the finished block 0 in the journal does not read (cannot read '.*block-000000.tif': .*): it is dropped from the journal, and a resume computes it again" unreadable.log &&
   grep -q "run it again with the option resume" unreadable.log && [ ! -e unreadable/c.tif ] &&
   [ ! -e unreadable/.c.tif.partial/block-000000.json ] ||
   { cat unreadable.log; ls -la unreadable unreadable/.c.tif.partial; fail "an unreadable block: exit $code"; }

@@ -3,8 +3,13 @@
 // not committed.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
+#include "base/errors.h"
+#include "io/block_journal.h"
 #include "io/footprints.h"
 #include "io/gdal_util.h"
 #include "io/geotiff_writer.h"
@@ -117,44 +122,156 @@ TEST(GeoTiffWriter, Float32BandsAndNothingLeftWithoutCommit) {
   EXPECT_EQ(entries(dir.path("")), 1u);  // p.tif alone, no temporary
 }
 
-// A scratch file (a GeoTIFF output's journal, read back only by GeoDL) holds the same pixels,
-// compressed at DEFLATE level 1 instead of 6: faster to write, larger.
-TEST(GeoTiffWriter, ScratchFilesHoldTheSamePixelsLessCompressed) {
+std::vector<char> fileBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// A raster of 600 x 500 pixels (three columns of tiles, the last one partial), in tiles of 64
+// rows, as classify's blocks of rows give it: two blocks of whole tile rows, a block ending
+// inside a tile row, and a last block starting inside one (the last window row, moved back to
+// end at the raster's edge).
+template <typename T>
+void checkBlocksAppended(bool float32) {
   test::TempDir dir;
   io::GeoTiffSpec spec = classSpec();
-  spec.width = spec.height = 512;
+  spec.width = 600;
+  spec.height = 500;
   spec.bands = 3;
+  spec.float32 = float32;
+  spec.tile_rows = 64;
   spec.has_nodata = false;
   spec.colours.clear();
   spec.categories.clear();
-  spec.band_names.clear();
-  // Probabilities as a model gives them: even within objects, noisy at their borders.
-  std::vector<uint8_t> values(size_t(spec.bands) * 512 * 512);
+  spec.band_names = {"a", "b", "c"};
+  const int width = spec.width, height = spec.height;
+  std::vector<T> values(size_t(spec.bands) * width * height);
   uint32_t noise = 12345;
   for (size_t i = 0; i < values.size(); ++i) {
     noise = noise * 1103515245u + 12345u;
-    const size_t x = i % 512, y = i / 512 % 512, band = i / (512 * 512);
-    const size_t object = (x / 24 + y / 40 + band) % 3;
-    values[i] = uint8_t(object * 100 + ((x % 24 < 4 || y % 40 < 4) ? noise >> 30 : 0));
+    values[i] = T((i % width) / 37 + (i / width % height) / 23 + (noise >> 29));
   }
-  std::vector<std::vector<uint8_t>> read;
-  for (bool scratch : {false, true}) {
-    spec.scratch = scratch;
-    const std::string path = dir.path(scratch ? "scratch.tif" : "output.tif");
-    {
-      io::GeoTiffWriter w(path, spec);
-      w.writeRows(0, 512, values.data());
-      w.commit();
+  // The rows [y, y + n) of every band.
+  const auto rows = [&](int y, int n) {
+    std::vector<T> part;
+    for (int b = 0; b < spec.bands; ++b)
+      part.insert(part.end(), values.begin() + (size_t(b) * height + y) * width,
+                  values.begin() + (size_t(b) * height + y + n) * width);
+    return part;
+  };
+  const std::vector<int> ys = {0, 128, 256, 376, 500};
+  for (size_t k = 0; k + 1 < ys.size(); ++k) {
+    io::GeoTiffWriter w(dir.path("block-" + std::to_string(k) + ".tif"), io::rowsSpec(spec, ys[k], ys[k + 1] - ys[k]));
+    const auto part = rows(ys[k], ys[k + 1] - ys[k]);
+    w.writeRows(0, ys[k + 1] - ys[k], part.data());
+    w.commit();
+  }
+  {
+    io::GeoTiffWriter w(dir.path("written.tif"), spec);
+    for (int y = 0; y < height; y += 100) {  // rows as they come, across tiles
+      const auto part = rows(y, 100);
+      w.writeRows(y, 100, part.data());
     }
-    io::Dataset ds = io::openRaster(path);
-    read.emplace_back(values.size());
-    ASSERT_EQ(ds->RasterIO(GF_Read, 0, 0, 512, 512, read.back().data(), 512, 512, GDT_Byte, 3, nullptr, 0, 0, 0,
-                           nullptr),
+    w.commit();
+  }
+  {
+    io::GeoTiffWriter w(dir.path("appended.tif"), spec);
+    for (size_t k = 0; k + 1 < ys.size(); ++k)
+      w.appendFile(dir.path("block-" + std::to_string(k) + ".tif"), ys[k], ys[k + 1] - ys[k]);
+    w.commit();
+  }
+  // The tiles copied as they are and those decoded and compressed again make the same file.
+  const auto written = fileBytes(dir.path("written.tif"));
+  EXPECT_GT(written.size(), 10000u);
+  EXPECT_EQ(fileBytes(dir.path("appended.tif")), written);
+  io::Dataset ds = io::openRaster(dir.path("appended.tif"));
+  std::vector<T> back(values.size());
+  ASSERT_EQ(ds->RasterIO(GF_Read, 0, 0, width, height, back.data(), width, height, float32 ? GDT_Float32 : GDT_Byte,
+                         spec.bands, nullptr, 0, 0, 0, nullptr),
+            CE_None);
+  EXPECT_EQ(back, values);
+  int block_x = 0, block_y = 0;
+  ds->GetRasterBand(1)->GetBlockSize(&block_x, &block_y);
+  EXPECT_EQ(block_x, 256);
+  EXPECT_EQ(block_y, 64);
+  EXPECT_STREQ(ds->GetRasterBand(3)->GetDescription(), "c");
+}
+
+// Blocks of rows appended from their own files (a classification's journal) give the bytes of
+// the rows written: the tiles that are the output's copied as they are, the others decoded.
+TEST(GeoTiffWriter, AppendedBlocksGiveTheFileOfTheirRows) {
+  checkBlocksAppended<uint8_t>(false);
+  checkBlocksAppended<float>(true);
+}
+
+// The aligned tiles are copied, not compressed again: a block whose file GDAL compressed at
+// another level keeps its own bytes in the output (the pixels are the same).
+TEST(GeoTiffWriter, AlignedTilesAreCopiedAsTheyAre) {
+  test::TempDir dir;
+  io::GeoTiffSpec spec = classSpec();
+  spec.width = spec.height = 256;
+  spec.tile_rows = 128;
+  spec.colours.clear();
+  spec.categories.clear();
+  std::vector<uint8_t> values(256 * 256);
+  uint32_t noise = 7;
+  for (size_t i = 0; i < values.size(); ++i) {
+    noise = noise * 1103515245u + 12345u;
+    values[i] = uint8_t(i % 256 / 50 + (noise >> 30));
+  }
+  {
+    io::Dataset block(GetGDALDriverManager()->GetDriverByName("GTiff")->Create(
+        dir.path("level1.tif").c_str(), 256, 128, 1, GDT_Byte,
+        std::array<const char*, 7>{"TILED=YES", "BLOCKXSIZE=256", "BLOCKYSIZE=128", "COMPRESS=DEFLATE", "PREDICTOR=2",
+                                   "ZLEVEL=1", nullptr}
+            .data()));
+    ASSERT_TRUE(block);
+    ASSERT_EQ(block->GetRasterBand(1)->RasterIO(GF_Write, 0, 0, 256, 128, values.data(), 256, 128, GDT_Byte, 0, 0,
+                                                nullptr),
               CE_None);
   }
-  EXPECT_EQ(read[0], values);
-  EXPECT_EQ(read[1], values);
-  EXPECT_GT(fs::file_size(dir.path("scratch.tif")), fs::file_size(dir.path("output.tif")) * 21 / 20);
+  for (const char* name : {"written.tif", "appended.tif"}) {
+    io::GeoTiffWriter w(dir.path(name), spec);
+    if (std::string(name) == "written.tif")
+      w.writeRows(0, 128, values.data());
+    else
+      w.appendFile(dir.path("level1.tif"), 0, 128);
+    w.writeRows(128, 128, values.data() + 128 * 256);
+    w.commit();
+  }
+  EXPECT_GT(fs::file_size(dir.path("appended.tif")), fs::file_size(dir.path("written.tif")));
+  io::Dataset ds = io::openRaster(dir.path("appended.tif"));
+  std::vector<uint8_t> back(values.size());
+  ASSERT_EQ(ds->GetRasterBand(1)->RasterIO(GF_Read, 0, 0, 256, 256, back.data(), 256, 256, GDT_Byte, 0, 0, nullptr),
+            CE_None);
+  EXPECT_EQ(back, values);
+}
+
+// A block file that is not the block (another size, not a GeoTIFF, rows out of order) is
+// refused naming it, as a raster that does not read; a file short of rows is not finished.
+TEST(GeoTiffWriter, AppendRefusesWhatIsNotTheBlock) {
+  test::TempDir dir;
+  io::GeoTiffSpec spec = classSpec();
+  spec.tile_rows = 16;
+  const auto pixels = classPixels();
+  {
+    io::GeoTiffWriter w(dir.path("block.tif"), io::rowsSpec(spec, 0, 4));
+    w.writeRows(0, 4, pixels.data());
+    w.commit();
+  }
+  std::ofstream(dir.path("text.tif")) << "not a GeoTIFF";
+  io::GeoTiffWriter w(dir.path("out.tif"), spec);
+  try {
+    w.appendFile(dir.path("block.tif"), 0, 5);
+    FAIL() << "a block of 4 rows appended as 5";
+  } catch (const RasterReadError& e) {
+    EXPECT_NE(std::string(e.what()).find("'" + dir.path("block.tif") + "' has 4 rows, not the 5 of its block"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(w.appendFile(dir.path("text.tif"), 0, 4), RasterReadError);
+  EXPECT_THROW(w.appendFile(dir.path("block.tif"), 4, 4), Error);  // rows 0-3 come first
+  w.appendFile(dir.path("block.tif"), 0, 4);
+  EXPECT_THROW(w.finish(), Error);  // rows 4-9 are missing
 }
 
 TEST(Polygonize, ClassesBecomePolygonsWithNamesAndAreasAndSmallOnesGo) {
