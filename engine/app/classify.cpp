@@ -337,8 +337,8 @@ void appendFromJournal(const TileJob& job, RunOutputs& out, int end, const std::
   }
 }
 
-// Stage 4: this rank's blocks computed into the journal (and rank 0's first ones streamed to
-// the outputs); the counts of all ranks, those of the stopped run's blocks included.
+// Stage 4: this rank's blocks computed into the journal (and, with a GeoTIFF, rank 0's appended
+// to the outputs); the counts of all ranks, those of the stopped run's blocks included.
 RunCounts computeBand(const ClassifyOptions& o, DataParallel& ranks, RunPlan& run, RunOutputs& out,
                       Progress& progress) {
   TileJob& job = run.job;

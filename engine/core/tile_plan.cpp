@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <string>
 
 #include "base/errors.h"
@@ -27,9 +28,10 @@ std::vector<int> origins(int size, int window, int stride) {
 
 int blockAlignedTileRows(const TilePlan& plan) {
   const int step = plan.window - plan.overlap;
-  for (int rows = 256; rows >= 16; rows -= 16)
-    if (step > 0 && step % rows == 0) return rows;
-  return 256;
+  int best = 0;
+  for (int rows = 64; rows <= 512; rows += 16)
+    if (step % rows == 0 && (best == 0 || std::abs(rows - 256) < std::abs(best - 256))) best = rows;
+  return best ? best : 256;
 }
 
 int overlapPixels(int window, double percent) { return int(std::lround(window * percent / 100.0)); }

@@ -36,10 +36,10 @@ int automaticOverlap(int sample_size, int window);
 // 1.78 for 256 px windows overlapping by 25%, 1.14 for 1024 px ones overlapping by 64 px.
 double computedPerOutputPixel(const TilePlan& plan, int64_t computed, int64_t area_pixels);
 
-// The height of a GeoTIFF output's tiles for the plan: the largest multiple of 16 up to 256
-// that divides the step between window rows (window - overlap), so that every block of rows
-// but the last two holds whole rows of tiles (a block's file then holds the output's tiles:
-// 192 for 256 px windows overlapping by 64); 256 where no multiple of 16 divides the step.
+// The height of a GeoTIFF output's tiles for the plan: the multiple of 16 from 64 to 512 nearest
+// 256 that divides the step between window rows (window - overlap), so that every block of rows
+// but the last two holds whole rows of tiles and a block's file holds the output's tiles (192
+// for 256 px windows overlapping by 64); 256 where none divides the step.
 int blockAlignedTileRows(const TilePlan& plan);
 
 // A plan's rows shared between processes. Output block k is rows [ys[k], ys[k + 1]) (the

@@ -47,6 +47,35 @@ TEST(TilePlan, AutomaticOverlapInPixelsAndTheComputedPixels) {
   EXPECT_THROW(planTiles(100, 100, 64, -1), InputError);
 }
 
+// A GeoTIFF output's tiles are as high as a multiple of 16 dividing the step between window
+// rows, so that the blocks of rows (all but the last two) hold whole rows of tiles.
+TEST(TilePlan, TileRowsDivideTheBlocks) {
+  const auto rows = [](int window, int overlap) { return blockAlignedTileRows(planTiles(5000, 5000, window, overlap)); };
+  EXPECT_EQ(rows(256, 64), 192);   // the step itself
+  EXPECT_EQ(rows(512, 128), 192);  // 384: half of it, nearer 256
+  EXPECT_EQ(rows(512, 64), 224);   // 448
+  EXPECT_EQ(rows(1024, 64), 240);  // 960
+  EXPECT_EQ(rows(288, 16), 272);   // 17 x 16: the step itself, not tiles of 16 rows
+  EXPECT_EQ(rows(300, 30), 256);   // 270: no multiple of 16 divides it
+  EXPECT_EQ(rows(64, 8), 256);     // 56: none from 64 up
+  for (int window : {128, 256, 384, 512, 1024, 2048})
+    for (int overlap : {16, 32, 48, 64, 96}) {
+      if (window <= 2 * overlap) continue;
+      const TilePlan p = planTiles(40000, 40000, window, overlap);
+      const int t = blockAlignedTileRows(p), step = window - overlap;
+      bool divisible = false;  // by a multiple of 16 from 64 to 512 (2032 = 16 x 127 is not)
+      for (int r = 64; r <= 512; r += 16) divisible = divisible || step % r == 0;
+      if (!divisible) {
+        EXPECT_EQ(t, 256) << step;
+        continue;
+      }
+      ASSERT_EQ(t % 16, 0);
+      ASSERT_GE(t, 64);
+      ASSERT_LE(t, 512);
+      for (size_t k = 0; k + 2 < p.ys.size(); ++k) ASSERT_EQ(p.ys[k] % t, 0) << window << " " << overlap;
+    }
+}
+
 TEST(TilePlan, EveryPixelCoveredForAwkwardSizes) {
   for (auto [w, h] : std::vector<std::pair<int, int>>{{1, 1}, {1, 500}, {257, 255}, {256, 256},
                                                       {100, 3}, {513, 1025}, {600, 1}}) {
