@@ -127,7 +127,12 @@ int64_t windowsOf(const TileJob& job, int first_row, int end_row) {
   return n;
 }
 
-
+// The windows of each row of the plan, for splitRows.
+std::vector<int64_t> windowsPerRow(const TileJob& job) {
+  std::vector<int64_t> counts;
+  for (const auto& xs : job.row_windows) counts.push_back(int64_t(xs.size()));
+  return counts;
+}
 
 // " in 1.23 s": the seconds since `start`, for the log.
 std::string inSeconds(std::chrono::steady_clock::time_point start, int digits) {
@@ -234,10 +239,8 @@ struct RunOutputs {
 std::vector<std::vector<RowBand>> rangesLeft(const TileJob& job, const std::vector<bool>& done,
                                              const std::vector<bool>& carried, int ranks) {
   const TilePlan& plan = job.plan;
-  std::vector<int64_t> counts;
-  for (const auto& xs : job.row_windows) counts.push_back(int64_t(xs.size()));
   std::vector<std::vector<RowBand>> all;
-  for (const RowBand& band : splitRows(plan, counts, ranks, done, carried)) {
+  for (const RowBand& band : splitRows(plan, windowsPerRow(job), ranks, done, carried)) {
     std::vector<RowBand> runs;
     for (int k = band.first_block, end = band.end(plan); k < end;) {
       if (done[size_t(k)]) {
@@ -311,11 +314,7 @@ void openOutputs(const ClassifyOptions& given, const ClassifyOptions& o, DataPar
   for (const auto& runs : all)
     for (const RowBand& r : runs) out.job_windows += windowsOf(job, r.first_row, r.end(job.plan));
   out.ranges = all[size_t(ranks.active() ? ranks.rank() : 0)];
-  if (out.in_parts && ranks.active()) {
-    std::vector<int64_t> counts;
-    for (const auto& xs : job.row_windows) counts.push_back(int64_t(xs.size()));
-    out.bands = splitRows(job.plan, counts, parts);
-  }
+  if (out.in_parts && ranks.active()) out.bands = splitRows(job.plan, windowsPerRow(job), parts);
 }
 
 // Rank 0, GeoTIFF: the journal's blocks from the sink's next up to `end` appended to the
