@@ -219,6 +219,7 @@ TEST(GeoTiffWriter, AlignedTilesAreCopiedAsTheyAre) {
     noise = noise * 1103515245u + 12345u;
     values[i] = uint8_t(i % 256 / 50 + (noise >> 30));
   }
+  io::initGdal();  // GDAL's drivers, before the test makes a file with GDAL alone
   {
     io::Dataset block(GetGDALDriverManager()->GetDriverByName("GTiff")->Create(
         dir.path("level1.tif").c_str(), 256, 128, 1, GDT_Byte,
