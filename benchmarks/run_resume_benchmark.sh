@@ -10,12 +10,16 @@
 #  - a whole job killed with SIGKILL at 30, 60 and 90% of an uninterrupted run (the median of
 #    3), then resumed: the time lost (killed run + resume - uninterrupted) against the time of
 #    one block per rank (the uninterrupted run's seconds x ranks / blocks), and the outputs
-#    compared byte for byte with the uninterrupted run's. In one process the loss is split into
-#    the work in flight at the kill (since the newest block's mark) and the restart (the rest).
-#    Each point is killed and resumed REPEATS times (default 3; the machine's noise moves one
-#    loss by a block), then its median loss is printed.
+#    compared byte for byte with the uninterrupted run's. The loss is split into the work in
+#    flight at the kill (per rank, the time since its newest block's mark, averaged over the
+#    ranks) and the restart (the rest). Each point is killed and resumed REPEATS times (default
+#    3), then its median loss is printed.
+#    This machine's speed drifts by a block or more between runs a minute apart, so with
+#    PAIRED=1 each kill also runs an uninterrupted job just before it, and its loss is given
+#    against that run too (the median of those losses printed as well): the same quantity, with
+#    the drift between the two runs only.
 # LAYOUTS picks the setups (default "one two"; "one-vrt": one process writing a VRT in place).
-# Usage: [REPEATS=N] [LAYOUTS=...] benchmarks/run_resume_benchmark.sh BUILD_DIR [SIZE] [MODEL.pt] [BASE_GEODL]
+# Usage: [REPEATS=N] [PAIRED=1] [LAYOUTS=...] benchmarks/run_resume_benchmark.sh BUILD_DIR [SIZE] [MODEL.pt] [BASE_GEODL]
 set -euo pipefail
 source "$(dirname "$(realpath "$0")")/preamble.sh"
 source "$(dirname "$(realpath "$0")")/speed_model.sh"
@@ -23,6 +27,7 @@ build=$(realpath "${1:?usage: run_resume_benchmark.sh BUILD_DIR [SIZE] [MODEL.pt
 size=${2:-4000}
 base=${4:-}
 repeats=${REPEATS:-3}
+paired=${PAIRED:-0}
 bench_work bench-resume
 cd "$work"
 echo "== $(nproc) cores, $cpu; unetsmall, window 256, overlap 25%, batch 4; ${size} x ${size} scene"
@@ -47,6 +52,17 @@ same() {  # same A B: every file of folder A in B, byte for byte
 }
 
 median() { printf '%s\n' "$@" | sort -g | sed -n "$(( ($# + 1) / 2 ))p"; }
+# in_flight_per_rank OUT KILLED_AT KILLED: the seconds from each rank's newest block mark in
+# OUT's journal to the kill, averaged over the ranks (a rank without a mark: the whole run). A
+# first run's ranks compute contiguous bands from different blocks, so the marks fall into one
+# run of block numbers per rank.
+in_flight_per_rank() {
+  find "$1" -path '*.partial/block-*.json' -printf '%f %T@\n' | sed 's/^block-\([0-9]*\)\.json/\1/' | sort -n |
+    awk -v at="$2" -v killed="$3" -v ranks="$ranks" '
+      { if (NR == 1 || $1 + 0 != last + 1) newest[++runs] = 0; if ($2 > newest[runs]) newest[runs] = $2; last = $1 + 0 }
+      END { for (r = 1; r <= runs; ++r) sum += at - newest[r]; for (r = runs + 1; r <= ranks; ++r) sum += killed
+            printf "%.3f\n", sum / ranks }'
+}
 gdal_translate -q -srcwin 0 0 256 256 scene/scene_trn.tif crop.tif
 
 for name in ${LAYOUTS:-one two}; do
@@ -76,10 +92,16 @@ for name in ${LAYOUTS:-one two}; do
   echo "$line"
   block=$(echo "scale=3; $ref * $ranks / $n" | bc)
   for fraction in 30 60 90; do
-    losses=()
+    losses=() paired_losses=()
     for repeat in $(seq "$repeats"); do
       out=$name-$fraction
       rm -rf "$out"
+      pair=""
+      if [ "$paired" = 1 ]; then
+        rm -rf "$name-pair"
+        start=$(now); "$geodl" "${args[@]}" "${flags[@]}" --output "$name-pair/c.$ext" > "$name-pair.log" 2>&1
+        pair=$(seconds "$start" "$(now)")
+      fi
       start=$(now)
       "$geodl" "${args[@]}" "${flags[@]}" --output "$out/c.$ext" > "$out.log" 2>&1 &
       pid=$!
@@ -89,8 +111,7 @@ for name in ${LAYOUTS:-one two}; do
       wait $pid 2>/dev/null || true
       killed_at=$(now)
       killed=$(seconds "$start" "$killed_at")
-      newest=$(find "$out" -path '*.partial/block-*.json' -printf '%T@\n' | sort -g | tail -1)
-      in_flight=$(if [ -n "$newest" ]; then seconds "$newest" "$killed_at"; else echo "$killed"; fi)
+      in_flight=$(in_flight_per_rank "$out" "$killed_at" "$killed")
       for p in $children; do while kill -0 "$p" 2>/dev/null; do sleep 0.02; done; done
       start=$(now)
       "$geodl" "${args[@]}" "${flags[@]}" --output "$out/c.$ext" --resume > "$out-resumed.log" 2>&1
@@ -100,13 +121,21 @@ for name in ${LAYOUTS:-one two}; do
       losses+=("$(echo "$lost / $block" | bc -l)")
       identical=identical
       same "$name-ref" "$out" > /dev/null || identical="NOT IDENTICAL"
-      split=""
-      [ "$ranks" = 1 ] && split=$(printf ' (in flight at the kill %.2f s, restart %.2f s)' "$in_flight" "$(echo "$lost - $in_flight" | bc)")
-      printf '%s killed at %d%% (%.1f s): %s blocks finished; resumed in %.2f s; time lost %.2f s%s = %.2f blocks per rank (one block per rank: %.2f s); outputs %s\n' \
-        "$name" "$fraction" "$killed" "${finished#resuming: }" "$resumed" "$lost" "$split" "$(echo "$lost / $block" | bc -l)" "$block" "$identical"
+      split=$(printf ' (in flight at the kill %.2f s per rank, restart %.2f s)' "$in_flight" "$(echo "$lost - $in_flight" | bc)")
+      against=""
+      if [ -n "$pair" ]; then
+        paired_lost=$(echo "$killed + $resumed - $pair" | bc)
+        paired_losses+=("$(echo "$paired_lost / $block" | bc -l)")
+        against=$(printf '; against the uninterrupted run just before (%.2f s): %.2f s (restart %.2f s) = %.2f blocks per rank' \
+          "$pair" "$paired_lost" "$(echo "$paired_lost - $in_flight" | bc)" "$(echo "$paired_lost / $block" | bc -l)")
+      fi
+      printf '%s killed at %d%% (%.1f s): %s blocks finished; resumed in %.2f s; time lost %.2f s%s = %.2f blocks per rank (one block per rank: %.2f s)%s; outputs %s\n' \
+        "$name" "$fraction" "$killed" "${finished#resuming: }" "$resumed" "$lost" "$split" "$(echo "$lost / $block" | bc -l)" "$block" "$against" "$identical"
     done
     printf '%s killed at %d%%: the median loss of %d runs, %.2f blocks per rank (runs: %s)\n' "$name" "$fraction" \
       "$repeats" "$(median "${losses[@]}")" \
       "$(printf '%.2f ' "${losses[@]}")"
+    [ "$paired" = 1 ] && printf '%s killed at %d%%: against the run just before each, the median loss %.2f blocks per rank (runs: %s)\n' \
+      "$name" "$fraction" "$(median "${paired_losses[@]}")" "$(printf '%.2f ' "${paired_losses[@]}")"
   done
 done
