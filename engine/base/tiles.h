@@ -43,8 +43,9 @@ class TileSink {
   virtual void writeRows(int y, int n, const uint8_t* ids, const void* probabilities) = 0;
   // Whether the sink keeps the blend's carry after each block (carry()).
   virtual bool keepsCarry() const { return false; }
-  // After writeRows of block `block`: the blend's carry into the rows below it (none below the
-  // last block). Called from the writing thread.
+  // Before writeRows of block `block`: the blend's carry into the rows below it (none below the
+  // last block), so that a sink can keep it before it marks the block done. Called from the
+  // writing thread.
   virtual void carry(int /*block*/, const BlendCarry& /*state*/) {}
 };
 

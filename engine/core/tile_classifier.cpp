@@ -363,8 +363,8 @@ TileResult classifyTiles(const std::function<torch::Tensor(const torch::Tensor&)
     std::shared_ptr<BlendCarry> carry;
     if (carries && k + 1 < plan.ys.size()) carry = std::make_shared<BlendCarry>(blender.carry());
     writer.write([&sink, rows, y, n, k, carry] {
-      sink.writeRows(y, n, rows.ids.data_ptr<uint8_t>(), rows.probs.defined() ? rows.probs.data_ptr() : nullptr);
       if (carry) sink.carry(int(k), *carry);
+      sink.writeRows(y, n, rows.ids.data_ptr<uint8_t>(), rows.probs.defined() ? rows.probs.data_ptr() : nullptr);
     });
   }
   writer.finish();

@@ -243,11 +243,7 @@ void JournalSink::carry(int block, const BlendCarry& state) {
     sink.write(state.valid.data(), state.valid.size());
     sink.close();
   });
-  if (last_carry_ >= 0) {
-    std::error_code ignored;
-    fs::remove(carryOf(folders_.classes, last_carry_), ignored);
-  }
-  last_carry_ = block;
+  carry_written_ = block;
   seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
@@ -278,6 +274,13 @@ void JournalSink::writeRows(int y, int n, const uint8_t* ids, const void* probab
                       nlohmann::json{{"block", block}, {"y0", y}, {"rows", n}, {"id_pixels", id_pixels},
                                      {"bytes", blockBytes(folders_, block)}}
                           .dump());
+  if (carry_written_ == block) {  // marked with its carry: the one before is no longer needed
+    if (carry_kept_ >= 0) {
+      std::error_code ignored;
+      fs::remove(carryOf(folders_.classes, carry_kept_), ignored);
+    }
+    carry_kept_ = block;
+  }
   seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (done_) done_(block);
 }

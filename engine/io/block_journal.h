@@ -85,7 +85,9 @@ class JournalSink final : public TileSink {
               std::vector<int> ys, std::function<void(int block)> done = {});
   ProbabilityType probabilities() const override { return type_; }
   void writeRows(int y, int n, const uint8_t* ids, const void* probabilities) override;
-  // Each block's carry is written beside it (block-K.carry), and the one before removed.
+  // Each block's carry is written beside it (block-K.carry) before the block is marked, and the
+  // one before is removed once it is: a kill at any point leaves the newest marked block with
+  // its carry, so that a resume does not compute the windows above its next block again.
   bool keepsCarry() const override { return true; }
   void carry(int block, const BlendCarry& state) override;
   // The time spent writing the journal's files (in the writing thread, beside the model).
@@ -98,7 +100,8 @@ class JournalSink final : public TileSink {
   std::function<void(int)> done_;
   ProbabilityType type_;
   double seconds_ = 0;
-  int last_carry_ = -1;
+  int carry_written_ = -1;  // the newest carry written
+  int carry_kept_ = -1;     // the carry of the newest marked block
 };
 
 }  // namespace geodl::io

@@ -5,6 +5,8 @@
 #include <torch/torch.h>
 
 #include <atomic>
+#include <string>
+#include <vector>
 
 #include "base/errors.h"
 #include "core/tile_classifier.h"
@@ -94,6 +96,31 @@ TEST(TileClassifier, BlendedTilesEqualTheWholeImage) {
   int64_t total = 0;
   for (auto c : r.class_pixels) total += c;
   EXPECT_EQ(total, int64_t(width) * height);
+}
+
+// A sink that keeps the blend's carry gets each block's carry before the block's rows (so that
+// a journal marks a block done with its carry already kept), and none after the last block.
+TEST(TileClassifier, EachBlocksCarryComesBeforeItsRows) {
+  struct CarrySink : MemorySink {
+    using MemorySink::MemorySink;
+    bool keepsCarry() const override { return true; }
+    void carry(int block, const BlendCarry& state) override {
+      calls.push_back("carry " + std::to_string(block) + " from row " + std::to_string(state.y));
+    }
+    void writeRows(int y, int n, const uint8_t* row_ids, const void* p) override {
+      calls.push_back("rows " + std::to_string(y));
+      MemorySink::writeRows(y, n, row_ids, p);
+    }
+    std::vector<std::string> calls;
+  };
+  const int width = 40, height = 50;
+  const TileJob job = everyWindow(width, height, 24, 25);  // the last block moved back to the edge
+  ASSERT_EQ(job.plan.ys, (std::vector<int>{0, 18, 26}));
+  CarrySink sink(width, height, ProbabilityType::None);
+  NullProgress progress;
+  classifyTiles(pointwise, MemorySource(torch::randn({kBands, height, width})), sink, job, torch::kCPU, progress);
+  EXPECT_EQ(sink.calls, (std::vector<std::string>{"carry 0 from row 18", "rows 0", "carry 1 from row 26", "rows 18",
+                                                  "rows 26"}));
 }
 
 TEST(TileClassifier, ExtentAndMaskAreNodataAndByteProbabilitiesSumTo255) {

@@ -201,7 +201,7 @@ TEST(TilePlan, RowBandsLeaveTheBusiestRankTheLeastWindows) {
   };
   const std::vector<bool> none(size_t(rows), false);
   // The stopped runs: blocks 0-9 finished, with and without the carry after block 9; blocks
-  // 0-5 and 10-15 finished, the carry kept after 5 only (a kill between 15's mark and its carry).
+  // 0-5 and 10-15 finished, the carry kept after 5 only (the one after 15 damaged after the stop).
   std::vector<bool> first_half(size_t(rows), false), two_runs(size_t(rows), false);
   for (int k = 0; k < 10; ++k) first_half[size_t(k)] = true;
   for (int k : {0, 1, 2, 3, 4, 5, 10, 11, 12, 13, 14, 15}) two_runs[size_t(k)] = true;

@@ -159,10 +159,10 @@ TEST(BlockJournal, BlocksAndCarriesChangedAfterTheStopAreComputedAgain) {
   for (int k = 0; k < 3; ++k) {
     const int y = kBlocks[size_t(k)], n = (k + 1 < 3 ? kBlocks[size_t(k) + 1] : 10) - y;
     rows(y, n, ids, probs);
-    sink.writeRows(y, n, ids.data(), probs.data());
     BlendCarry carry{y + n, 2, 12, 3, std::vector<float>(72, 0.5f), std::vector<float>(24, 1.0f),
                      std::vector<uint8_t>(24, 1)};
     if (k < 2) sink.carry(k, carry);  // each writer keeps its last: block 1's
+    sink.writeRows(y, n, ids.data(), probs.data());
   }
   ASSERT_EQ(io::finishedBlocks(folders).size(), 3u);
   const auto cut = [](const std::string& path) { fs::resize_file(path, fs::file_size(path) / 2); };
@@ -188,6 +188,30 @@ TEST(BlockJournal, BlocksAndCarriesChangedAfterTheStopAreComputedAgain) {
   EXPECT_TRUE(io::finishedBlocks(folders).empty());
   EXPECT_EQ(names(folders.classes), std::vector<std::string>{"job.json"});
   EXPECT_TRUE(names(folders.probabilities).empty());
+}
+
+// A kill between a block's carry and its mark (the carry comes first) leaves the block before
+// finished with its carry: the resume computes no window above the block it starts from.
+TEST(BlockJournal, AKillBeforeAMarkKeepsTheCarryOfTheBlockBefore) {
+  test::TempDir dir;
+  const io::JournalFolders folders{io::journalFolderOf(dir.path("c.tif")), ""};
+  io::startJournal(folders, "{}");
+  io::JournalSink sink(folders, classes12x10(), classes12x10(), kBlocks, nullptr);
+  std::vector<uint8_t> ids, probs;
+  const auto carry = [](int y, float value) {
+    return BlendCarry{y, 2, 12, 3, std::vector<float>(72, value), std::vector<float>(24, 1.0f),
+                      std::vector<uint8_t>(24, 1)};
+  };
+  rows(kBlocks[0], kBlocks[1], ids, probs);
+  sink.carry(0, carry(kBlocks[1], 0.25f));
+  sink.writeRows(kBlocks[0], kBlocks[1], ids.data(), nullptr);
+  sink.carry(1, carry(kBlocks[2], 0.75f));  // killed here, before block 1's rows are marked
+  const auto left = io::finishedBlocks(folders);
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_EQ(left[0].block, 0);
+  EXPECT_TRUE(left[0].carry) << "the newest marked block lost its carry";
+  EXPECT_EQ(io::readCarry(folders, 0).sums, std::vector<float>(72, 0.25f));
+  EXPECT_FALSE(fs::exists(dir.path(".c.tif.partial/block-000001.carry"))) << "an unmarked block's carry stays";
 }
 
 TEST(BlockJournal, ALongOutputNameHasAJournalName) {
