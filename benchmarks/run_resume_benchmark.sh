@@ -56,6 +56,20 @@ median() { printf '%s\n' "$@" | sort -g | sed -n "$(( ($# + 1) / 2 ))p"; }
 # OUT's journal to the kill, averaged over the ranks (a rank without a mark: the whole run). A
 # first run's ranks compute contiguous bands from different blocks, so the marks fall into one
 # run of block numbers per rank.
+# marked_runs OUT: the runs of blocks marked in OUT's journal, and whether the newest of each has
+# the blend's carry kept (without it, the resume computes the row of windows above again).
+marked_runs() {
+  local dir
+  dir=$(find "$1" -maxdepth 1 -name '.*.partial' -type d | sort | head -1)
+  [ -n "$dir" ] || { echo "none"; return; }
+  (cd "$dir" && ls) | sed -n 's/^block-\([0-9]*\)\.json$/\1/p' | sort -n |
+    awk -v dir="$dir" '
+      function close_run() { if (runs++) printf ", "; f = sprintf("%s/block-%06d.carry", dir, last)
+                             printf "%d-%d %s", first, last, (system("test -f " f) == 0 ? "with its carry" : "no carry") }
+      { n = $1 + 0; if (NR > 1 && n != last + 1) close_run(); if (NR == 1 || n != last + 1) first = n; last = n }
+      END { if (NR) close_run(); else printf "none" }'
+}
+
 in_flight_per_rank() {
   find "$1" -path '*.partial/block-*.json' -printf '%f %T@\n' | sed 's/^block-\([0-9]*\)\.json/\1/' | sort -n |
     awk -v at="$2" -v killed="$3" -v ranks="$ranks" '
@@ -113,6 +127,7 @@ for name in ${LAYOUTS:-one two}; do
       killed=$(seconds "$start" "$killed_at")
       in_flight=$(in_flight_per_rank "$out" "$killed_at" "$killed")
       for p in $children; do while kill -0 "$p" 2>/dev/null; do sleep 0.02; done; done
+      marked=$(marked_runs "$out")
       start=$(now)
       "$geodl" "${args[@]}" "${flags[@]}" --output "$out/c.$ext" --resume > "$out-resumed.log" 2>&1
       resumed=$(seconds "$start" "$(now)")
@@ -129,8 +144,8 @@ for name in ${LAYOUTS:-one two}; do
         against=$(printf '; against the uninterrupted run just before (%.2f s): %.2f s (restart %.2f s) = %.2f blocks per rank' \
           "$pair" "$paired_lost" "$(echo "$paired_lost - $in_flight" | bc)" "$(echo "$paired_lost / $block" | bc -l)")
       fi
-      printf '%s killed at %d%% (%.1f s): %s blocks finished; resumed in %.2f s; time lost %.2f s%s = %.2f blocks per rank (one block per rank: %.2f s)%s; outputs %s\n' \
-        "$name" "$fraction" "$killed" "${finished#resuming: }" "$resumed" "$lost" "$split" "$(echo "$lost / $block" | bc -l)" "$block" "$against" "$identical"
+      printf '%s killed at %d%% (%.1f s): %s blocks finished (%s); resumed in %.2f s; time lost %.2f s%s = %.2f blocks per rank (one block per rank: %.2f s)%s; outputs %s\n' \
+        "$name" "$fraction" "$killed" "${finished#resuming: }" "$marked" "$resumed" "$lost" "$split" "$(echo "$lost / $block" | bc -l)" "$block" "$against" "$identical"
     done
     printf '%s killed at %d%%: the median loss of %d runs, %.2f blocks per rank (runs: %s)\n' "$name" "$fraction" \
       "$repeats" "$(median "${losses[@]}")" \
