@@ -52,30 +52,34 @@ same() {  # same A B: every file of folder A in B, byte for byte
 }
 
 median() { printf '%s\n' "$@" | sort -g | sed -n "$(( ($# + 1) / 2 ))p"; }
-# in_flight_per_rank OUT KILLED_AT KILLED: the seconds from each rank's newest block mark in
-# OUT's journal to the kill, averaged over the ranks (a rank without a mark: the whole run). A
-# first run's ranks compute contiguous bands from different blocks, so the marks fall into one
-# run of block numbers per rank.
-# marked_runs OUT: the runs of blocks marked in OUT's journal, and whether the newest of each has
-# the blend's carry kept (without it, the resume computes the row of windows above again).
-marked_runs() {
+# journal_runs OUT: the runs of consecutive blocks marked in OUT's class journal, a line each:
+# FIRST LAST NEWEST_MARK_TIME CARRY (1 when the run's last block kept the blend's carry; without
+# it the resume computes the row of windows above again). A first run's ranks compute
+# contiguous bands from different blocks, so there is one run per rank that marked a block.
+journal_runs() {
   local dir
   dir=$(find "$1" -maxdepth 1 -name '.*.partial' -type d | sort | head -1)
-  [ -n "$dir" ] || { echo "none"; return; }
-  (cd "$dir" && ls) | sed -n 's/^block-\([0-9]*\)\.json$/\1/p' | sort -n |
+  [ -n "$dir" ] || return 0
+  find "$dir" -maxdepth 1 -name 'block-*.json' -printf '%f %T@\n' | sed 's/^block-\([0-9]*\)\.json/\1/' | sort -n |
     awk -v dir="$dir" '
-      function close_run() { if (runs++) printf ", "; f = sprintf("%s/block-%06d.carry", dir, last)
-                             printf "%d-%d %s", first, last, (system("test -f " f) == 0 ? "with its carry" : "no carry") }
-      { n = $1 + 0; if (NR > 1 && n != last + 1) close_run(); if (NR == 1 || n != last + 1) first = n; last = n }
-      END { if (NR) close_run(); else printf "none" }'
+      function flush() { printf "%d %d %s %d\n", first, last, newest,
+                                system(sprintf("test -f %s/block-%06d.carry", dir, last)) == 0 }
+      { n = $1 + 0; if (NR > 1 && n != last + 1) flush(); if (NR == 1 || n != last + 1) { first = n; newest = 0 }
+        if ($2 + 0 > newest + 0) newest = $2; last = n }
+      END { if (NR) flush() }'
 }
-
+# in_flight_per_rank RUNS KILLED_AT KILLED: from journal_runs' lines, the seconds from each rank's
+# newest mark to the kill, averaged over the ranks (a rank without a mark: the whole run).
 in_flight_per_rank() {
-  find "$1" -path '*.partial/block-*.json' -printf '%f %T@\n' | sed 's/^block-\([0-9]*\)\.json/\1/' | sort -n |
-    awk -v at="$2" -v killed="$3" -v ranks="$ranks" '
-      { if (NR == 1 || $1 + 0 != last + 1) newest[++runs] = 0; if ($2 > newest[runs]) newest[runs] = $2; last = $1 + 0 }
-      END { for (r = 1; r <= runs; ++r) sum += at - newest[r]; for (r = runs + 1; r <= ranks; ++r) sum += killed
-            printf "%.3f\n", sum / ranks }'
+  echo "$1" | awk -v at="$2" -v killed="$3" -v ranks="$ranks" '
+    NF { sum += at - $3; ++n } END { for (; n < ranks; ++n) sum += killed; printf "%.3f\n", sum / ranks }'
+}
+# marked_runs RUNS BLOCKS: journal_runs' lines in words ("0-12 with its carry, 16-27 no carry";
+# the last of BLOCKS has none to keep: "16-30, the last").
+marked_runs() {
+  echo "$1" | awk -v last="$(( $2 - 1 ))" '
+    NF { printf "%s%d-%d%s", (n++ ? ", " : ""), $1, $2, ($2 == last ? ", the last" : $4 ? " with its carry" : " no carry") }
+    END { if (!n) printf "none" }'
 }
 gdal_translate -q -srcwin 0 0 256 256 scene/scene_trn.tif crop.tif
 
@@ -125,9 +129,10 @@ for name in ${LAYOUTS:-one two}; do
       wait $pid 2>/dev/null || true
       killed_at=$(now)
       killed=$(seconds "$start" "$killed_at")
-      in_flight=$(in_flight_per_rank "$out" "$killed_at" "$killed")
       for p in $children; do while kill -0 "$p" 2>/dev/null; do sleep 0.02; done; done
-      marked=$(marked_runs "$out")
+      runs=$(journal_runs "$out")
+      in_flight=$(in_flight_per_rank "$runs" "$killed_at" "$killed")
+      marked=$(marked_runs "$runs" "$n")
       start=$(now)
       "$geodl" "${args[@]}" "${flags[@]}" --output "$out/c.$ext" --resume > "$out-resumed.log" 2>&1
       resumed=$(seconds "$start" "$(now)")
