@@ -202,9 +202,10 @@ TEST(BlockJournal, AKillBeforeAMarkKeepsTheCarryOfTheBlockBefore) {
     return BlendCarry{y, 2, 12, 3, std::vector<float>(72, value), std::vector<float>(24, 1.0f),
                       std::vector<uint8_t>(24, 1)};
   };
-  rows(kBlocks[0], kBlocks[1], ids, probs);
+  const int n = kBlocks[1] - kBlocks[0];
+  rows(kBlocks[0], n, ids, probs);
   sink.carry(0, carry(kBlocks[1], 0.25f));
-  sink.writeRows(kBlocks[0], kBlocks[1], ids.data(), nullptr);
+  sink.writeRows(kBlocks[0], n, ids.data(), nullptr);
   sink.carry(1, carry(kBlocks[2], 0.75f));  // killed here, before block 1's rows are marked
   const auto left = io::finishedBlocks(folders);
   ASSERT_EQ(left.size(), 1u);
