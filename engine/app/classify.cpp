@@ -127,10 +127,12 @@ int64_t windowsOf(const TileJob& job, int first_row, int end_row) {
   return n;
 }
 
-// The windows of each row of the plan, for splitRows.
-std::vector<int64_t> windowsPerRow(const TileJob& job) {
+// The windows of each row of the plan, for splitRows (less those a stopped run kept in parts
+// of its started blocks, `started`: none when empty).
+std::vector<int64_t> windowsPerRow(const TileJob& job, const std::vector<int>& started = {}) {
   std::vector<int64_t> counts;
   for (const auto& xs : job.row_windows) counts.push_back(int64_t(xs.size()));
+  for (size_t k = 0; k < started.size(); ++k) counts[k] -= started[k];
   return counts;
 }
 
@@ -211,6 +213,7 @@ struct RunOutputs {
   std::vector<io::JournalBlock> resumed;      // rank 0: the blocks the stopped run finished
   std::vector<RowBand> ranges;                // this rank's blocks to compute, in runs
   std::vector<bool> carried;                  // finished blocks whose blend carry is kept
+  std::vector<int> started;                   // per block: its windows the stopped run kept in parts
   std::vector<RowBand> bands;                 // .vrt with ranks: the bands each rank polygonizes
   int64_t job_windows = 0;                    // computed by all ranks
   bool in_parts = false;                      // a .vrt output
@@ -219,6 +222,10 @@ struct RunOutputs {
   // when the job ends).
   std::optional<AtomicOutput> part_polygons;
 
+  // The windows a range computes: those of its rows, less those kept in its first block's parts.
+  int64_t windowsLeft(const TileJob& job, const RowBand& r) const {
+    return windowsOf(job, r.first_row, r.end(job.plan)) - started[size_t(r.first_block)];
+  }
   int blockRows(const TilePlan& plan, int block) const {
     return (block + 1 < int(plan.ys.size()) ? plan.ys[size_t(block) + 1] : plan.height) - plan.ys[size_t(block)];
   }
@@ -237,10 +244,11 @@ struct RunOutputs {
 // whose blend carry is kept (`carried`) starts at its first block: the windows above are not
 // computed again.
 std::vector<std::vector<RowBand>> rangesLeft(const TileJob& job, const std::vector<bool>& done,
-                                             const std::vector<bool>& carried, int ranks) {
+                                             const std::vector<bool>& carried, const std::vector<int>& started,
+                                             int ranks) {
   const TilePlan& plan = job.plan;
   std::vector<std::vector<RowBand>> all;
-  for (const RowBand& band : splitRows(plan, windowsPerRow(job), ranks, done, carried)) {
+  for (const RowBand& band : splitRows(plan, windowsPerRow(job, started), ranks, done, carried)) {
     std::vector<RowBand> runs;
     for (int k = band.first_block, end = band.end(plan); k < end;) {
       if (done[size_t(k)]) {
@@ -287,7 +295,8 @@ void openOutputs(const ClassifyOptions& given, const ClassifyOptions& o, DataPar
     }
     out.kept.folders = {io::journalFolderOf(o.output),
                         o.probabilities.empty() ? "" : io::journalFolderOf(o.probabilities)};
-    out.resumed = openJournal(given, run, out.kept.folders, progress);
+    std::vector<io::StartedBlock> started;
+    out.resumed = openJournal(given, run, out.kept.folders, progress, started);
     out.kept.open = true;
     if (out.in_parts) {
       out.class_parts = std::make_unique<io::PartsOutput>(o.output, out.spec, out.kept.folders.classes);
@@ -300,19 +309,23 @@ void openOutputs(const ClassifyOptions& given, const ClassifyOptions& o, DataPar
       done.push_back(b.block);
       if (b.carry) carried.push_back(b.block);
     }
+    nlohmann::json parts = nlohmann::json::array();
+    for (const auto& b : started) parts.push_back({b.block, b.windows});
     shared = {{"classes", out.kept.folders.classes}, {"probabilities", out.kept.folders.probabilities},
-              {"done", done}, {"carried", carried}};
+              {"done", done}, {"carried", carried}, {"started", parts}};
   }
   const auto from_rank0 = nlohmann::json::parse(ranks.gatherText(shared.dump()).front());
   out.journal = {from_rank0.at("classes"), from_rank0.at("probabilities")};
   std::vector<bool> done(job.plan.ys.size(), false), carried(job.plan.ys.size(), false);
   for (int k : from_rank0.at("done")) done.at(size_t(k)) = true;
   for (int k : from_rank0.at("carried")) carried.at(size_t(k)) = true;
+  out.started.assign(job.plan.ys.size(), 0);
+  for (const auto& b : from_rank0.at("started")) out.started.at(b.at(0).get<size_t>()) = b.at(1).get<int>();
   const int parts = ranks.active() ? ranks.size() : 1;
-  const auto all = rangesLeft(job, done, carried, parts);
+  const auto all = rangesLeft(job, done, carried, out.started, parts);
   out.carried = carried;
   for (const auto& runs : all)
-    for (const RowBand& r : runs) out.job_windows += windowsOf(job, r.first_row, r.end(job.plan));
+    for (const RowBand& r : runs) out.job_windows += out.windowsLeft(job, r);
   out.ranges = all[size_t(ranks.active() ? ranks.rank() : 0)];
   if (out.in_parts && ranks.active()) out.bands = splitRows(job.plan, windowsPerRow(job), parts);
 }
@@ -344,7 +357,7 @@ RunCounts computeBand(const ClassifyOptions& o, DataParallel& ranks, RunPlan& ru
   RunCounts counts;
   counts.class_pixels.assign(size_t(job.classes), 0);
   int64_t mine = 0;
-  for (const RowBand& r : out.ranges) mine += windowsOf(job, r.first_row, r.end(job.plan));
+  for (const RowBand& r : out.ranges) mine += out.windowsLeft(job, r);
   RankProgress shared(progress, ranks, "windows:" + o.output, out.job_windows, mine);
   // Rank 0, GeoTIFF: each block appended to the outputs once it is in the journal, in the
   // writing thread, with the finished blocks before it (the stopped run's, copied as they are
@@ -373,7 +386,15 @@ RunCounts computeBand(const ClassifyOptions& o, DataParallel& ranks, RunPlan& ru
     job.start_carry = carry ? &*carry : nullptr;
     io::JournalSink sink(out.journal, out.spec, out.probability_spec, job.plan.ys,
                          out.sink ? std::function<void(int)>(append) : nullptr);
-    const int64_t windows = windowsOf(job, range.first_row, end);
+    // A block the stopped run had started: from the windows its parts kept.
+    std::optional<BlockPart> started;
+    if (out.started[size_t(range.first_block)] > 0) {
+      const std::vector<BlockPart> parts = io::readParts(out.journal, range.first_block);
+      started = joinParts(parts);
+      sink.adoptParts(parts);
+    }
+    job.start_part = started ? &*started : nullptr;
+    const int64_t windows = windowsOf(job, range.first_row, end) - (started ? started->windows : 0);
     SubProgress part(shared, double(at) / double(std::max<int64_t>(1, mine)),
                      double(at + windows) / double(std::max<int64_t>(1, mine)));
     at += windows;
@@ -388,6 +409,7 @@ RunCounts computeBand(const ClassifyOptions& o, DataParallel& ranks, RunPlan& ru
   }
   job.band = RowBand{};
   job.start_carry = nullptr;
+  job.start_part = nullptr;
   if (copied > 0) {
     std::ostringstream line;
     line << "copied the " << copied << (copied == 1 ? " block" : " blocks")

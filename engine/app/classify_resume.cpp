@@ -138,7 +138,9 @@ std::optional<StoppedRun> stoppedClassification(const std::string& output, const
 }
 
 std::vector<io::JournalBlock> openJournal(const ClassifyOptions& o, const RunPlan& run,
-                                          const io::JournalFolders& folders, Progress& progress) {
+                                          const io::JournalFolders& folders, Progress& progress,
+                                          std::vector<io::StartedBlock>& started) {
+  started.clear();
   const std::string now = resumeDescription(o, run);
   std::error_code ec;
   const bool exists = fs::exists(folders.classes, ec);
@@ -160,7 +162,7 @@ std::vector<io::JournalBlock> openJournal(const ClassifyOptions& o, const RunPla
                        classifyOptionNamed("resume") + " to start again (its finished blocks are then discarded)");
     }
     std::vector<int> altered;
-    std::vector<io::JournalBlock> blocks = io::finishedBlocks(folders, &altered);
+    std::vector<io::JournalBlock> blocks = io::finishedBlocks(folders, &altered, &started);
     if (!altered.empty()) {
       std::string list;
       for (int k : altered) list += (list.empty() ? "" : ", ") + std::to_string(k);
@@ -177,7 +179,17 @@ std::vector<io::JournalBlock> openJournal(const ClassifyOptions& o, const RunPla
                       classifyOptionNamed("resume") + " to start again");
     if (!folders.probabilities.empty()) fs::create_directories(folders.probabilities, ec);
     std::ostringstream line;
+    for (const auto& b : started)
+      if (b.block >= int(ys.size()) || b.windows >= int(run.job.row_windows[size_t(b.block)].size()))
+        throw IoError("the started block " + std::to_string(b.block) + " in '" + folders.classes +
+                      "' does not fit the run's plan (another job wrote there?): run without " +
+                      classifyOptionNamed("resume") + " to start again");
     line << "resuming: " << blocks.size() << " of " << ys.size() << " blocks were finished by the stopped run";
+    int64_t part_windows = 0;
+    for (const auto& b : started) part_windows += b.windows;
+    if (!started.empty())
+      line << ", and " << part_windows << (part_windows == 1 ? " window" : " windows") << " of " << started.size()
+           << (started.size() == 1 ? " block" : " blocks") << " it had started";
     progress.log(line.str());
     return blocks;
   }

@@ -75,9 +75,10 @@ std::string finishedRunKey(const ClassifyOptions& o);
 std::string resumeAdvice(const ClassifyOptions& o);
 // Rank 0, with the outputs locked: the run's journal resumed (throws InputError naming what
 // differs from the stopped run), or a stopped run's discarded (logged) and a new one started.
-// Returns the blocks the stopped run finished.
+// Returns the blocks the stopped run finished; `started` gets those it kept parts of.
 std::vector<io::JournalBlock> openJournal(const ClassifyOptions& o, const RunPlan& run,
-                                          const io::JournalFolders& folders, Progress& progress);
+                                          const io::JournalFolders& folders, Progress& progress,
+                                          std::vector<io::StartedBlock>& started);
 
 // 1-5: one raster, shared in bands between the ranks (all of it in one process).
 ClassifyResult classifyShared(const ClassifyOptions& o, DataParallel& ranks, Progress& progress);

@@ -2,7 +2,9 @@
 // output files (io/raster_tiles.h), or memory in tests. Standard library only.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace geodl {
@@ -32,6 +34,27 @@ struct BlendCarry {
   std::vector<uint8_t> valid;
 };
 
+// What the blend holds part way through block `block` (classify's resume): the first `windows`
+// of its row's windows blended in (whole batches), over rows [y, y + rows) and columns [x0, x1)
+// of the raster's width, laid out as a BlendCarry's. No later window of the row reaches the
+// columns before `final_x`; the columns from x1 on hold only what the windows above gave them.
+// Restored over the blend of the rows above, a band starts after those windows, to the same
+// values.
+struct BlockPart {
+  int block = 0, windows = 0;
+  int y = 0, rows = 0, width = 0, classes = 0;
+  int x0 = 0, final_x = 0, x1 = 0;
+  std::vector<float> sums, weights;  // classes x rows x (x1 - x0), rows x (x1 - x0)
+  std::vector<uint8_t> valid;        // rows x (x1 - x0)
+};
+
+// How many of a block's parts, as a sink got them (in order of their windows), chain from
+// column 0: the first starts there and each continues from the one before (its x0 the one
+// before's final_x, its windows more). Their headers only are read.
+size_t chainedParts(const std::vector<BlockPart>& parts);
+// Those parts joined into one from column 0 (TileJob::start_part); nullopt when none chain.
+std::optional<BlockPart> joinParts(const std::vector<BlockPart>& parts);
+
 class TileSink {
  public:
   virtual ~TileSink() = default;
@@ -47,6 +70,12 @@ class TileSink {
   // last block), so that a sink can keep it before it marks the block done. Called from the
   // writing thread.
   virtual void carry(int /*block*/, const BlendCarry& /*state*/) {}
+  // How many times a block's row of windows is kept part way (part()): 0, never.
+  virtual int partsPerBlock() const { return 0; }
+  // Part way through block `block`'s windows: the columns of the blend they changed since its
+  // previous part (x0 is that part's final_x, 0 for the first). Called from the writing thread,
+  // after the block before's writeRows and before this block's carry.
+  virtual void part(const BlockPart& /*state*/) {}
 };
 
 }  // namespace geodl

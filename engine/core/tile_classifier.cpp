@@ -1,6 +1,7 @@
 #include "core/tile_classifier.h"
 
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <memory>
@@ -89,8 +90,11 @@ class WindowReader {
     const int window = job.plan.window;
     for (size_t k = size_t(job.band.first_row); k < size_t(job.band.end(job.plan)); ++k) {
       const std::vector<int>& xs = job.row_windows[k];
-      if (xs.empty() && !queue_.push({k, {}, {}, {}, true})) return;
-      for (size_t start = 0; start < xs.size(); start += size_t(job.batch_size)) {
+      // A block resumed part way: its windows from the part's on (whole batches from the row's
+      // first, as before the stop).
+      const size_t skip = job.start_part && int(k) == job.band.first_block ? size_t(job.start_part->windows) : 0;
+      if (xs.size() <= skip && !queue_.push({k, {}, {}, {}, true})) return;
+      for (size_t start = skip; start < xs.size(); start += size_t(job.batch_size)) {
         WindowBatch item;
         item.row = k;
         const size_t n = std::min(xs.size() - start, size_t(job.batch_size));
@@ -136,6 +140,10 @@ class RowWriter {
   void finish() {
     if (pending_.valid()) pending_.get();
   }
+  // Whether the previous write is done (a new one would not wait).
+  bool idle() const {
+    return !pending_.valid() || pending_.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+  }
 
  private:
   std::future<void> pending_;
@@ -164,6 +172,7 @@ class RowBlender {
   void add(int x0, int y0, const torch::Tensor& probs, const torch::Tensor& valid) {
     const int w = std::min(window_, width_ - x0), h = std::min(window_, height_ - y0);
     const int r0 = y0 - top_;
+    reached_ = std::max(reached_, r0 + h);
     acc_.narrow(1, r0, h).narrow(2, x0, w) += (probs * weights_).narrow(1, 0, h).narrow(2, 0, w);
     acc_w_.narrow(0, r0, h).narrow(1, x0, w) += weights_.narrow(0, 0, h).narrow(1, 0, w);
     auto v = acc_valid_.narrow(0, r0, h).narrow(1, x0, w);
@@ -180,8 +189,11 @@ class RowBlender {
     return (acc_w_.narrow(0, 0, n).narrow(1, c0, cw) > 0) & (acc_valid_.narrow(0, 0, n).narrow(1, c0, cw) > 0);
   }
 
-  // How many rows from top() a carry holds: those of the raster the blend still covers.
-  int carryRows() const { return std::max(0, std::min(rows_, height_ - top_)); }
+  // The rows from top() of the raster the blend covers (a part's).
+  int blendRows() const { return std::max(0, std::min(rows_, height_ - top_)); }
+  // How many rows from top() a carry holds: those the windows above reached (the overlap after
+  // slide()), of the raster; the rows below hold nothing yet.
+  int carryRows() const { return std::min(reached_, blendRows()); }
   // The carry into the rows from top() (after slide()): copies of what the blend holds.
   BlendCarry carry() const {
     const int keep = carryRows();
@@ -203,16 +215,46 @@ class RowBlender {
   // Restores a carry taken at the same top.
   void restore(const BlendCarry& c) {
     const int keep = c.rows;
+    reached_ = std::max(reached_, keep);
     acc_.narrow(1, 0, keep).copy_(torch::from_blob(const_cast<float*>(c.sums.data()), {c.classes, keep, width_}));
     acc_w_.narrow(0, 0, keep).copy_(torch::from_blob(const_cast<float*>(c.weights.data()), {keep, width_}));
     acc_valid_.narrow(0, 0, keep).copy_(
         torch::from_blob(const_cast<uint8_t*>(c.valid.data()), {keep, width_}, torch::kUInt8));
   }
 
+  // Columns [x0, x1) of the rows a carry holds: copies of what the blend holds (BlockPart).
+  void part(BlockPart& p) const {
+    const int keep = blendRows(), n = p.x1 - p.x0;
+    p.y = top_;
+    p.rows = keep;
+    p.width = width_;
+    p.classes = int(acc_.size(0));
+    const auto copy = [](const torch::Tensor& t, auto& out) {
+      const auto flat = t.contiguous();
+      using T = typename std::decay_t<decltype(out)>::value_type;
+      out.assign(flat.data_ptr<T>(), flat.data_ptr<T>() + flat.numel());
+    };
+    copy(acc_.narrow(1, 0, keep).narrow(2, p.x0, n), p.sums);
+    copy(acc_w_.narrow(0, 0, keep).narrow(1, p.x0, n), p.weights);
+    copy(acc_valid_.narrow(0, 0, keep).narrow(1, p.x0, n), p.valid);
+  }
+  // Restores a part taken at the same top, over its columns.
+  void restore(const BlockPart& p) {
+    const int keep = p.rows, n = p.x1 - p.x0;
+    reached_ = std::max(reached_, keep);
+    acc_.narrow(1, 0, keep).narrow(2, p.x0, n).copy_(
+        torch::from_blob(const_cast<float*>(p.sums.data()), {p.classes, keep, n}));
+    acc_w_.narrow(0, 0, keep).narrow(1, p.x0, n).copy_(
+        torch::from_blob(const_cast<float*>(p.weights.data()), {keep, n}));
+    acc_valid_.narrow(0, 0, keep).narrow(1, p.x0, n).copy_(
+        torch::from_blob(const_cast<uint8_t*>(p.valid.data()), {keep, n}, torch::kUInt8));
+  }
+
   // The first rows, up to next_y, are done: the rest moves up.
   void slide(int next_y) {
     const int n = next_y - top_;
     const int keep = rows_ - n;
+    reached_ = std::max(0, reached_ - n);
     if (keep > 0) {
       acc_.narrow(1, 0, keep).copy_(acc_.narrow(1, n, keep).clone());
       acc_w_.narrow(0, 0, keep).copy_(acc_w_.narrow(0, n, keep).clone());
@@ -228,6 +270,7 @@ class RowBlender {
   int width_, height_, window_, rows_;
   torch::Tensor weights_, acc_, acc_w_, acc_valid_;
   int top_;
+  int reached_ = 0;  // the rows from top_ that windows (or a restored carry) reached
 };
 
 struct FinalRows {
@@ -296,17 +339,28 @@ TileResult classifyTiles(const std::function<torch::Tensor(const torch::Tensor&)
   const size_t first = size_t(job.band.first_row), end = size_t(job.band.end(plan));
   int64_t to_compute = 0;
   for (size_t k = first; k < end; ++k) to_compute += int64_t(job.row_windows[k].size());
+  if (job.start_part) {
+    const BlockPart& p = *job.start_part;
+    const size_t row = size_t(job.band.first_block);
+    if (p.block != job.band.first_block || row >= end || p.windows <= 0 || p.windows % job.batch_size != 0 ||
+        size_t(p.windows) >= job.row_windows[row].size() || p.y != plan.ys[row] || p.width != plan.width ||
+        p.classes != job.classes || p.x0 != 0 || p.x1 > plan.width || p.final_x > p.x1)
+      throw Error("a part of block " + std::to_string(p.block) + " (" + std::to_string(p.windows) +
+                  " windows) does not fit the band from block " + std::to_string(job.band.first_block) + ": a bug");
+    to_compute -= p.windows;
+  }
   const bool gpu = device.is_cuda();
   WindowReader reader(source, job, gpu);
   RowBlender blender(plan, job.classes, first < plan.ys.size() ? plan.ys[first] : 0);
   if (job.start_carry) {
     const BlendCarry& c = *job.start_carry;
-    if (c.y != blender.top() || c.width != plan.width || c.classes != job.classes || c.rows != blender.carryRows())
+    if (c.y != blender.top() || c.width != plan.width || c.classes != job.classes || c.rows > blender.blendRows())
       throw Error("a blend carry of rows " + std::to_string(c.y) + "+ does not fit the band from row " +
                   std::to_string(blender.top()) + ": a bug");
     blender.restore(c);
   }
   const bool carries = sink.keepsCarry();
+  const int parts = sink.partsPerBlock();
   // Writing runs in a thread of its own, one block of rows at a time, overlapping the model.
   RowWriter writer;
   // The model's work on a batch, queued: on a GPU it runs while the CPU blends the batch
@@ -329,6 +383,23 @@ TileResult classifyTiles(const std::function<torch::Tensor(const torch::Tensor&)
   std::deque<LaunchedBatch> launched;
   size_t rows_read = first;
   for (size_t k = first; k < end; ++k) {
+    const std::vector<int>& xs = job.row_windows[k];
+    const bool own = int(k) >= job.band.first_block;
+    // Parts of the block (sink.part()): each once a share of the row's windows is blended since
+    // the previous, at the end of a batch, when the writing thread is idle.
+    size_t in_row = 0;
+    int part_x = 0, reach = 0;
+    if (own && int(k) == job.band.first_block && job.start_part) {
+      const BlockPart& p = *job.start_part;
+      if (p.y != blender.top() || p.rows != blender.blendRows())
+        throw Error("a part of block " + std::to_string(p.block) + " does not fit the blend: a bug");
+      blender.restore(p);
+      in_row = size_t(p.windows);
+      part_x = p.final_x;
+      reach = p.x1;
+    }
+    const size_t part_step = std::max<size_t>(1, xs.size() / size_t(parts + 1));
+    size_t next_part = parts > 0 && own ? in_row + part_step : xs.size();
     for (bool row_done = false; !row_done;) {
       while (launched.size() < depth && rows_read < end) {
         progress.checkCancelled();
@@ -343,9 +414,23 @@ TileResult classifyTiles(const std::function<torch::Tensor(const torch::Tensor&)
       b.copied.wait();
       for (size_t i = 0; i < b.item.xs.size(); ++i) {
         blender.add(b.item.xs[i], plan.ys[k], b.probs[int64_t(i)], b.item.masks[i]);
+        reach = std::max(reach, std::min(plan.width, b.item.xs[i] + plan.window));
         ++result.windows_computed;
         progress.report(double(result.windows_computed) / double(std::max<int64_t>(1, to_compute)),
                         "window " + std::to_string(result.windows_computed) + "/" + std::to_string(to_compute));
+      }
+      in_row += b.item.xs.size();
+      if (!row_done && in_row >= next_part && writer.idle()) {
+        auto p = std::make_shared<BlockPart>();
+        p->block = int(k);
+        p->windows = int(in_row);
+        p->x0 = part_x;
+        p->final_x = *std::min_element(xs.begin() + long(in_row), xs.end());
+        p->x1 = std::max(reach, p->final_x);
+        blender.part(*p);
+        part_x = p->final_x;
+        next_part = in_row + part_step;
+        writer.write([&sink, p] { sink.part(*p); });
       }
     }
     // Rows no later window touches are final: classify them, hand them to the writing

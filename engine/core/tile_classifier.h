@@ -36,6 +36,10 @@ struct TileJob {
   // Resume: the blend's carry into the band's first block (band.first_row is then its first
   // block: the windows above are not computed again).
   const BlendCarry* start_carry = nullptr;
+  // Resume: the blend part way through the band's first block, restored over the rows above
+  // (from start_carry or computed): that block's first start_part->windows windows are not
+  // computed again.
+  const BlockPart* start_part = nullptr;
 };
 
 struct TileResult {
@@ -45,7 +49,8 @@ struct TileResult {
 };
 
 // Classifies the job's windows (those of its band's rows; only the band's blocks reach the
-// sink, with the row numbers of the whole raster): `probabilities` maps a batch of normalized windows (N,
+// sink, with the row numbers of the whole raster; a sink that keeps parts of blocks gets
+// sink.partsPerBlock() of each row of windows, at whole batches, when its writing is idle): `probabilities` maps a batch of normalized windows (N,
 // bands, window, window) on `device` to class probabilities (N, classes, window, window).
 // Throws InputError when the model's output has another shape, Cancelled when progress
 // says so (the sink then has part of the rows: its owner discards them).

@@ -37,6 +37,48 @@ std::string carryOf(const std::string& folder, int block) {
   return (fs::path(folder) / name).string();
 }
 
+std::string partOf(const std::string& folder, int block, int windows) {
+  char name[40];
+  std::snprintf(name, sizeof name, "block-%06d.part-%06d", block, windows);
+  return (fs::path(folder) / name).string();
+}
+
+// A part file (block-K.part-W): its header {block, windows, y, rows, width, classes, x0,
+// final_x, x1}, then the sums (float, classes x rows x (x1 - x0)), the weights (float) and the
+// valid flags (bytes), rows x (x1 - x0) each. Its header, when the file's size is the one it
+// gives and it is the part its name says.
+constexpr size_t kPartHead = 9;
+std::optional<BlockPart> partHead(std::ifstream& in, const std::string& path, int block, int windows) {
+  std::array<int32_t, kPartHead> h{};
+  in.read(reinterpret_cast<char*>(h.data()), sizeof h);
+  if (!in || h[0] != block || h[1] != windows) return std::nullopt;
+  BlockPart p;
+  p.block = h[0], p.windows = h[1], p.y = h[2], p.rows = h[3], p.width = h[4], p.classes = h[5];
+  p.x0 = h[6], p.final_x = h[7], p.x1 = h[8];
+  if (p.rows < 0 || p.classes < 0 || p.x0 < 0 || p.x1 < p.x0 || p.x1 > p.width || p.final_x < p.x0 ||
+      p.final_x > p.x1)
+    return std::nullopt;
+  const uint64_t plane = uint64_t(p.rows) * uint64_t(p.x1 - p.x0);
+  std::error_code ec;
+  const auto size = fs::file_size(path, ec);
+  if (ec || size != sizeof h + plane * (uint64_t(p.classes) * sizeof(float) + sizeof(float) + 1)) return std::nullopt;
+  return p;
+}
+
+// The windows of each part file of `folder`, by block.
+std::map<int, std::vector<int>> partFiles(const std::string& folder) {
+  static const std::regex part(R"(block-([0-9]+)\.part-([0-9]+))");
+  std::map<int, std::vector<int>> found;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(folder, ec)) {
+    std::smatch m;
+    const std::string name = entry.path().filename().string();
+    if (std::regex_match(name, m, part)) found[std::stoi(m[1].str())].push_back(std::stoi(m[2].str()));
+  }
+  for (auto& [block, windows] : found) std::sort(windows.begin(), windows.end());
+  return found;
+}
+
 std::string readText(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream text;
@@ -117,7 +159,8 @@ std::string journalDescription(const JournalFolders& folders) {
   return readText((fs::path(folders.classes) / kDescription).string());
 }
 
-std::vector<JournalBlock> finishedBlocks(const JournalFolders& folders, std::vector<int>* altered) {
+std::vector<JournalBlock> finishedBlocks(const JournalFolders& folders, std::vector<int>* altered,
+                                         std::vector<StartedBlock>* started) {
   static const std::regex marker(R"(block-([0-9]+)\.json)");
   std::map<int, JournalBlock> done;
   std::error_code ec;
@@ -153,6 +196,18 @@ std::vector<JournalBlock> finishedBlocks(const JournalFolders& folders, std::vec
     blocks.push_back(std::move(b));
   }
   if (altered) std::sort(altered->begin(), altered->end());
+  if (started) {
+    started->clear();
+    for (const auto& [block, windows] : partFiles(folders.classes)) {
+      if (done.count(block) || (block > 0 && !done.count(block - 1))) continue;
+      const std::vector<BlockPart> parts = readParts(folders, block, false);
+      const size_t chain = chainedParts(parts);
+      if (chain == 0) continue;
+      for (size_t i = 0; i < chain; ++i)
+        keep.push_back(fs::path(partOf("", block, parts[i].windows)).filename().string());
+      started->push_back({block, parts[chain - 1].windows});
+    }
+  }
   removeAllBut(folders.classes, keep);
   if (!folders.probabilities.empty()) removeAllBut(folders.probabilities, keep_probabilities);
   return blocks;
@@ -200,7 +255,7 @@ int64_t markedBlocks(const JournalFolders& folders) {
 }
 
 void dropJournalMarkers(const JournalFolders& folders) {
-  static const std::regex marker(R"(block-[0-9]+\.(json|carry)|job\.json)");
+  static const std::regex marker(R"(block-[0-9]+\.(json|carry|part-[0-9]+)|job\.json)");
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(folders.classes, ec)) {
     std::error_code ignored;
@@ -230,6 +285,52 @@ BlendCarry readCarry(const JournalFolders& folders, int block) {
     throw IoError("cannot read '" + path + "', what a stopped run kept for its resume, whole: run without resume to "
                   "start again");
   return c;
+}
+
+std::vector<BlockPart> readParts(const JournalFolders& folders, int block, bool values) {
+  std::vector<BlockPart> parts;
+  const auto files = partFiles(folders.classes);
+  const auto of = files.find(block);
+  if (of == files.end()) return parts;
+  for (int windows : of->second) {
+    const std::string path = partOf(folders.classes, block, windows);
+    std::ifstream in(path, std::ios::binary);
+    auto p = partHead(in, path, block, windows);
+    if (!p) continue;  // cut short: the parts after it do not chain
+    if (values) {
+      const size_t plane = size_t(p->rows) * size_t(p->x1 - p->x0);
+      p->sums.resize(plane * size_t(p->classes));
+      p->weights.resize(plane);
+      p->valid.resize(plane);
+      in.read(reinterpret_cast<char*>(p->sums.data()), std::streamsize(p->sums.size() * sizeof(float)));
+      in.read(reinterpret_cast<char*>(p->weights.data()), std::streamsize(p->weights.size() * sizeof(float)));
+      in.read(reinterpret_cast<char*>(p->valid.data()), std::streamsize(p->valid.size()));
+      if (!in) continue;
+    }
+    parts.push_back(std::move(*p));
+  }
+  return parts;
+}
+
+void JournalSink::part(const BlockPart& state) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::string path = partOf(folders_.classes, state.block, state.windows);
+  writeFileAtomically(path, [&](const std::string& temporary) {
+    FileSink sink(temporary, "what the run keeps for its resume");
+    const int32_t head[kPartHead] = {state.block, state.windows, state.y,  state.rows, state.width,
+                                     state.classes, state.x0,     state.final_x, state.x1};
+    sink.write(head, sizeof head);
+    sink.write(state.sums.data(), state.sums.size() * sizeof(float));
+    sink.write(state.weights.data(), state.weights.size() * sizeof(float));
+    sink.write(state.valid.data(), state.valid.size());
+    sink.close();
+  });
+  parts_.push_back(path);
+  seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+void JournalSink::adoptParts(const std::vector<BlockPart>& parts) {
+  for (const BlockPart& p : parts) parts_.push_back(partOf(folders_.classes, p.block, p.windows));
 }
 
 void JournalSink::carry(int block, const BlendCarry& state) {
@@ -274,6 +375,11 @@ void JournalSink::writeRows(int y, int n, const uint8_t* ids, const void* probab
                       nlohmann::json{{"block", block}, {"y0", y}, {"rows", n}, {"id_pixels", id_pixels},
                                      {"bytes", blockBytes(folders_, block)}}
                           .dump());
+  for (const std::string& part : parts_) {  // marked: its parts are no longer needed
+    std::error_code ignored;
+    fs::remove(part, ignored);
+  }
+  parts_.clear();
   if (carry_written_ == block) {  // marked with its carry: the one before is no longer needed
     if (carry_kept_ >= 0) {
       std::error_code ignored;

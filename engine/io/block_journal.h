@@ -8,6 +8,8 @@
 //   .classes.tif.partial/block-000012.json block 12 done: its rows, pixels per class id and
 //                                           its files' sizes
 //   .classes.tif.partial/block-000012.carry the blend below block 12 (each rank's last block)
+//   .classes.tif.partial/block-000013.part-000040  the blend part way through block 13 (its
+//                                           first 40 windows), until block 13 is marked
 //   .probs.tif.partial/block-000012.tif    its probabilities, beside the probability output
 //
 // A block file without its marker is one being written when the run stopped; the next run
@@ -44,6 +46,13 @@ struct JournalBlock {
   bool carry = false;
 };
 
+// A block not marked done whose parts (block-K.part-W: the blend part way through its windows)
+// chain from column 0, so that a resume computes only its windows after `windows`: a block
+// whose block before is finished (or the first), as each rank's block in flight is.
+struct StartedBlock {
+  int block = 0, windows = 0;
+};
+
 // The journal folders of one run: the classes', and the probabilities' (empty: none).
 struct JournalFolders {
   std::string classes, probabilities;
@@ -57,8 +66,11 @@ std::string journalDescription(const JournalFolders& folders);
 // The blocks marked done whose files are all there, of the sizes their marks record, in block
 // order; everything else in the folders (blocks being written when the run stopped, blocks
 // whose files were cut short or replaced since, carries cut short, temporaries) is removed.
-// `altered`, when given, gets the marked blocks whose files' sizes differ.
-std::vector<JournalBlock> finishedBlocks(const JournalFolders& folders, std::vector<int>* altered = nullptr);
+// `altered`, when given, gets the marked blocks whose files' sizes differ. `started`, when
+// given, gets the blocks started after a finished block, whose parts are kept (without it, or
+// for other blocks, the parts are removed).
+std::vector<JournalBlock> finishedBlocks(const JournalFolders& folders, std::vector<int>* altered = nullptr,
+                                         std::vector<StartedBlock>* started = nullptr);
 // Block `block` removed from the journal (its mark, carry and files): a resume computes it.
 void forgetBlock(const JournalFolders& folders, int block);
 // Both folders made (empty; throws IoError) and the run's description written.
@@ -75,6 +87,9 @@ void dropJournalMarkers(const JournalFolders& folders);
 
 // The blend's carry kept after `block`; throws IoError when it cannot be read whole.
 BlendCarry readCarry(const JournalFolders& folders, int block);
+// The parts of `block` that are whole, in order of their windows: their values too when asked
+// (their headers only otherwise).
+std::vector<BlockPart> readParts(const JournalFolders& folders, int block, bool values = true);
 
 // Writes each block of rows it is given (the rows of one block: [ys[k], ys[k + 1])) into the
 // journal, flushed to disk, then marks it done and calls `done` with it when given (rank 0
@@ -90,6 +105,14 @@ class JournalSink final : public TileSink {
   // its carry, so that a resume does not compute the windows above its next block again.
   bool keepsCarry() const override { return true; }
   void carry(int block, const BlendCarry& state) override;
+  // Three parts of each block, at a quarter, a half and three quarters of its windows (when the
+  // writing is idle then), each of the columns changed since the one before (block-K.part-W), so
+  // that a stop loses at most the windows since the newest, not the whole block; a block's parts
+  // are removed once it is marked.
+  int partsPerBlock() const override { return 3; }
+  void part(const BlockPart& state) override;
+  // The parts a stopped run kept of a block this sink resumes (removed once it is marked).
+  void adoptParts(const std::vector<BlockPart>& parts);
   // The time spent writing the journal's files (in the writing thread, beside the model).
   double writingSeconds() const { return seconds_; }
 
@@ -102,6 +125,7 @@ class JournalSink final : public TileSink {
   double seconds_ = 0;
   int carry_written_ = -1;  // the newest carry written
   int carry_kept_ = -1;     // the carry of the newest marked block
+  std::vector<std::string> parts_;  // the parts of the block being computed
 };
 
 }  // namespace geodl::io

@@ -3,7 +3,8 @@
 # SIGTERM at 30, 60 and 90% of its run, on one process (GeoTIFF outputs) and on 2 ranks (VRT
 # outputs written in place), then resumed: the outputs are byte for byte those of an
 # uninterrupted run at the same threads, no block finished before the stop is computed again,
-# and nothing of the journal is left. A lost rank (SIGKILL of rank 1 alone) resumes too. A
+# and nothing of the journal is left; killed inside a block, the resume starts from the part
+# of it kept. A lost rank (SIGKILL of rank 1 alone) resumes too. A
 # resume with another option or another model is refused, naming it, with the journal kept;
 # a run without --resume discards it.
 # Usage: resume.sh GEODL MODEL WORKDIR
@@ -138,6 +139,20 @@ for layout in one two; do
   done
 done
 stop_and_resume two RANK 50
+# A kill inside a block once a part of it is kept (block-K.part-W: the blend part way through
+# its windows; here of block 2 to 4, after a block marked with its carry): the resume starts
+# from the part, computing only the windows after it, to the same bytes.
+for layout in one two; do
+  if [ $layout = one ]; then out=part-one args=(--output part-one/c.tif) ref=ref1
+  else out=part-two args=(--output part-two/c.vrt --nproc 2) ref=ref2; fi
+  kill_when 1 "$out/.c.*.partial/block-00000[2-4].part-*" "$out.log" "$geodl" "${classify[@]}" "${args[@]}"
+  "$geodl" "${classify[@]}" "${args[@]}" --resume > "$out-resumed.log" 2>&1 ||
+    { cat "$out-resumed.log"; fail "$layout: the resume after a kill inside a block failed"; }
+  line=$(grep -o "resuming: .* it had started" "$out-resumed.log") ||
+    { cat "$out-resumed.log"; fail "$layout: the part kept before the kill was not resumed from"; }
+  same_outputs $ref "$out" "$layout, killed inside a block"
+  echo "$layout, killed inside a block: $line; resumed to the same bytes"
+done
 # Most stops fall between blocks: at least half of them had finished blocks to resume from.
 [ $resumed -ge $((cases * 3 / 4)) ] || fail "only $resumed of $cases stops left finished blocks: the run is too short?"
 

@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include <atomic>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -287,6 +288,113 @@ TEST(TileClassifier, ComputingTheNextBatchAheadGivesTheSameBytes) {
       EXPECT_TRUE(torch::equal(outputs[1], outputs[3])) << ranks << " ranks: probabilities";
     }
   }
+}
+
+// A sink that keeps parts of blocks gets them at whole batches, each from the previous one's
+// final column; a band resumed from any chain of a block's first parts (over the blend of the
+// rows above: the carry of the block before, or those rows computed again) computes only the
+// windows after them and gives the bytes of the uninterrupted run. A carry holds only the rows
+// the windows above reach.
+TEST(TileClassifier, ABlockResumedFromItsPartsGivesTheBytesOfTheWholeRun) {
+  struct PartSink : MemorySink {
+    using MemorySink::MemorySink;
+    bool keepsCarry() const override { return true; }
+    void carry(int block, const BlendCarry& state) override { carries[block] = state; }
+    int partsPerBlock() const override { return 3; }
+    void part(const BlockPart& state) override { parts[state.block].push_back(state); }
+    std::map<int, BlendCarry> carries;
+    std::map<int, std::vector<BlockPart>> parts;
+  };
+  const int width = 300, height = 131;
+  torch::manual_seed(13);
+  const MemorySource source(torch::randn({kBands, height, width}));
+  const torch::Tensor w = torch::randn({kClasses, kBands, 5, 5});
+  const auto model = [&](const torch::Tensor& x) { return torch::softmax(torch::conv2d(x, w, {}, 1, 2), 1); };
+  TileJob job = everyWindow(width, height, 32, 25);
+  job.batch_size = 2;
+  ASSERT_EQ(job.plan.xs.size(), 13u);
+  NullProgress progress;
+  PartSink whole(width, height, ProbabilityType::Float32);
+  const TileResult all = classifyTiles(model, source, whole, job, torch::kCPU, progress);
+  const int blocks = int(job.plan.ys.size());
+  for (const auto& [block, c] : whole.carries)  // the rows of block's windows below it: 8, the overlap, but the last
+    EXPECT_EQ(c.rows, std::min(job.plan.ys[size_t(block)] + 32, height) - c.y) << "block " << block;
+  size_t most = 0;
+  for (const auto& [block, parts] : whole.parts) {
+    most = std::max(most, parts.size());
+    EXPECT_EQ(parts.front().x0, 0);
+    for (size_t i = 0; i < parts.size(); ++i) {
+      const BlockPart& p = parts[i];
+      EXPECT_EQ(p.windows % job.batch_size, 0) << "a part inside a batch";
+      EXPECT_LT(p.windows, 13) << "a part of a finished row";
+      if (i > 0) EXPECT_EQ(p.x0, parts[i - 1].final_x);
+      EXPECT_EQ(p.final_x, job.plan.xs[size_t(p.windows)]);
+      EXPECT_EQ(p.x1, std::min(width, job.plan.xs[size_t(p.windows) - 1] + 32));
+    }
+  }
+  ASSERT_GE(most, 2u) << "no block got two parts to join";
+  int64_t resumed_windows = 0;
+  for (const auto& [block, parts] : whole.parts) {
+    for (size_t n = 1; n <= parts.size(); ++n) {
+      const auto joined = joinParts({parts.begin(), parts.begin() + long(n)});
+      ASSERT_TRUE(joined);
+      EXPECT_EQ(joined->windows, parts[n - 1].windows);
+      for (bool from_carry : {true, false}) {
+        if (from_carry && block == 0) continue;
+        job.band = {block, -1, from_carry ? block : firstContributingRow(job.plan, block)};
+        job.start_carry = from_carry ? &whole.carries.at(block - 1) : nullptr;
+        job.start_part = &*joined;
+        MemorySink resumed(width, height, ProbabilityType::Float32);
+        resumed.next_row = job.plan.ys[size_t(block)];
+        const TileResult r = classifyTiles(model, source, resumed, job, torch::kCPU, progress);
+        const std::string at = "block " + std::to_string(block) + " after " + std::to_string(joined->windows) +
+                               " windows" + (from_carry ? " and its carry" : "");
+        const int y = job.plan.ys[size_t(block)];
+        EXPECT_TRUE(torch::equal(resumed.ids.narrow(0, y, height - y), whole.ids.narrow(0, y, height - y))) << at;
+        EXPECT_TRUE(torch::equal(resumed.probs.narrow(1, y, height - y), whole.probs.narrow(1, y, height - y))) << at;
+        const int64_t own = int64_t(blocks - block) * 13 - joined->windows;
+        if (from_carry) EXPECT_EQ(r.windows_computed, own) << at;
+        if (from_carry) resumed_windows = r.windows_computed;
+      }
+    }
+  }
+  EXPECT_GT(resumed_windows, 0);
+  EXPECT_EQ(all.windows_computed, int64_t(blocks) * 13);
+  job.band = {2, -1, 2};
+  job.start_carry = &whole.carries.at(1);
+  BlockPart wrong = *joinParts(whole.parts.begin()->second);
+  wrong.block = 3;
+  job.start_part = &wrong;
+  MemorySink refused(width, height, ProbabilityType::None);
+  EXPECT_THROW(classifyTiles(model, source, refused, job, torch::kCPU, progress), Error);
+}
+
+// Parts chain from column 0, each from the one before's final column: a part that does not
+// continue the chain (one lost, or of another run) ends it, and a part without values joins
+// nothing.
+TEST(TileClassifier, PartsJoinWhileTheyChain) {
+  const auto part = [](int windows, int x0, int final_x, int x1, float value) {
+    BlockPart p;
+    p.block = 4, p.windows = windows, p.y = 10, p.rows = 2, p.width = 10, p.classes = 1;
+    p.x0 = x0, p.final_x = final_x, p.x1 = x1;
+    p.sums.assign(size_t(2 * (x1 - x0)), value);
+    p.weights.assign(size_t(2 * (x1 - x0)), 1.0f);
+    p.valid.assign(size_t(2 * (x1 - x0)), 1);
+    return p;
+  };
+  const std::vector<BlockPart> chain = {part(2, 0, 3, 5, 1.0f), part(4, 3, 6, 8, 2.0f), part(6, 7, 8, 10, 3.0f)};
+  EXPECT_EQ(chainedParts(chain), 2u) << "the third does not start at the second's final column";
+  const auto joined = joinParts(chain);
+  ASSERT_TRUE(joined);
+  EXPECT_EQ(joined->windows, 4);
+  EXPECT_EQ(joined->x0, 0);
+  EXPECT_EQ(joined->x1, 8);
+  EXPECT_EQ(joined->sums, (std::vector<float>{1, 1, 1, 2, 2, 2, 2, 2, 1, 1, 1, 2, 2, 2, 2, 2}));
+  EXPECT_EQ(chainedParts({part(2, 1, 3, 5, 1.0f)}), 0u) << "a chain starts at column 0";
+  BlockPart headers_only = part(2, 0, 3, 5, 1.0f);
+  headers_only.sums.clear();
+  EXPECT_EQ(chainedParts({headers_only}), 1u);
+  EXPECT_FALSE(joinParts({headers_only}));
 }
 
 }  // namespace

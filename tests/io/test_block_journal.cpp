@@ -215,6 +215,86 @@ TEST(BlockJournal, AKillBeforeAMarkKeepsTheCarryOfTheBlockBefore) {
   EXPECT_FALSE(fs::exists(dir.path(".c.tif.partial/block-000001.carry"))) << "an unmarked block's carry stays";
 }
 
+// Parts of a block in flight (block-K.part-W): read back as written, kept by a resume when
+// they chain from column 0 and follow a finished block (the chain up to a part cut short),
+// removed when the block is marked, when the block before is not finished, and with the
+// markers when the journal becomes a .vrt's parts.
+TEST(BlockJournal, PartsOfTheBlocksInFlightAreKeptUntilTheirBlockIsMarked) {
+  test::TempDir dir;
+  const io::JournalFolders folders{io::journalFolderOf(dir.path("c.tif")), ""};
+  io::startJournal(folders, "{}");
+  std::vector<uint8_t> ids, probs;
+  const auto part = [](int block, int windows, int x0, int final_x, int x1, float value) {
+    BlockPart p;
+    p.block = block, p.windows = windows, p.y = kBlocks[size_t(block)], p.rows = 3, p.width = 12, p.classes = 3;
+    p.x0 = x0, p.final_x = final_x, p.x1 = x1;
+    const size_t plane = size_t(3 * (x1 - x0));
+    p.sums.assign(3 * plane, value);
+    p.weights.assign(plane, 1.0f + value);
+    p.valid.assign(plane, 1);
+    return p;
+  };
+  const std::string journal = dir.path(".c.tif.partial/");
+  {
+    io::JournalSink sink(folders, classes12x10(), classes12x10(), kBlocks, nullptr);
+    sink.part(part(0, 2, 0, 4, 6, 0.5f));
+    rows(kBlocks[0], kBlocks[1], ids, probs);
+    sink.writeRows(kBlocks[0], kBlocks[1], ids.data(), nullptr);
+    EXPECT_FALSE(fs::exists(journal + "block-000000.part-000002")) << "a marked block's part stays";
+    sink.part(part(1, 2, 0, 4, 6, 0.25f));
+    sink.part(part(1, 4, 4, 8, 10, 0.75f));
+    sink.part(part(1, 6, 8, 10, 12, 1.0f));
+  }
+  {  // block 2 started too, but block 1 is not finished: a resume cannot start there
+    io::JournalSink other(folders, classes12x10(), classes12x10(), kBlocks, nullptr);
+    other.part(part(2, 2, 0, 4, 6, 0.5f));
+  }
+  const std::vector<BlockPart> read = io::readParts(folders, 1);
+  ASSERT_EQ(read.size(), 3u);
+  EXPECT_EQ(read[1].x0, 4);
+  EXPECT_EQ(read[1].final_x, 8);
+  EXPECT_EQ(read[1].x1, 10);
+  EXPECT_EQ(read[1].sums, std::vector<float>(3 * 3 * 6, 0.75f));
+  EXPECT_EQ(read[1].weights, std::vector<float>(3 * 6, 1.75f));
+  EXPECT_TRUE(io::readParts(folders, 1, false)[2].sums.empty()) << "headers only";
+  fs::resize_file(journal + "block-000001.part-000006", 100);  // the newest cut short
+  std::vector<io::StartedBlock> started;
+  const auto left = io::finishedBlocks(folders, nullptr, &started);
+  ASSERT_EQ(left.size(), 1u);
+  ASSERT_EQ(started.size(), 1u);
+  EXPECT_EQ(started[0].block, 1);
+  EXPECT_EQ(started[0].windows, 4) << "the chain ends before the part cut short";
+  EXPECT_EQ(names(folders.classes),
+            (std::vector<std::string>{"block-000000.json", "block-000000.tif", "block-000000.tif.aux.xml",
+                                      "block-000001.part-000002", "block-000001.part-000004", "job.json"}));
+  const auto joined = joinParts(io::readParts(folders, 1));
+  ASSERT_TRUE(joined);
+  EXPECT_EQ(joined->windows, 4);
+  EXPECT_EQ(joined->sums[0], 0.25f);
+  EXPECT_EQ(joined->sums[9], 0.75f);
+  {  // the resumed run marks block 1: its parts go, those of the stopped run too
+    io::JournalSink sink(folders, classes12x10(), classes12x10(), kBlocks, nullptr);
+    sink.adoptParts(io::readParts(folders, 1));
+    rows(kBlocks[1], kBlocks[2] - kBlocks[1], ids, probs);
+    sink.part(part(1, 6, 8, 10, 12, 1.0f));
+    sink.writeRows(kBlocks[1], kBlocks[2] - kBlocks[1], ids.data(), nullptr);
+  }
+  for (const auto& name : names(folders.classes)) EXPECT_EQ(name.find(".part-"), std::string::npos) << name;
+  io::JournalSink sink(folders, classes12x10(), classes12x10(), kBlocks, nullptr);
+  sink.part(part(2, 2, 0, 4, 6, 0.5f));
+  started.clear();
+  io::finishedBlocks(folders, nullptr, &started);
+  ASSERT_EQ(started.size(), 1u);
+  EXPECT_EQ(started[0].block, 2);
+  io::finishedBlocks(folders);  // without `started`: parts go
+  EXPECT_TRUE(io::readParts(folders, 2).empty());
+  sink.part(part(2, 2, 0, 4, 6, 0.5f));
+  io::dropJournalMarkers(folders);
+  EXPECT_EQ(names(folders.classes),
+            (std::vector<std::string>{"block-000000.tif", "block-000000.tif.aux.xml", "block-000001.tif",
+                                      "block-000001.tif.aux.xml"}));
+}
+
 TEST(BlockJournal, ALongOutputNameHasAJournalName) {
   test::TempDir dir;
   const std::string name(250, 'n');
