@@ -11,8 +11,8 @@
 #    3), then resumed: the time lost (killed run + resume - uninterrupted) against the time of
 #    one block per rank (the uninterrupted run's seconds x ranks / blocks), and the outputs
 #    compared byte for byte with the uninterrupted run's. The loss is split into the work in
-#    flight at the kill (per rank, the time since its newest block's mark, averaged over the
-#    ranks) and the restart (the rest). Each point is killed and resumed REPEATS times (default
+#    flight at the kill (per rank, the time since its newest block's mark or the newest part of
+#    the block after it, averaged over the ranks) and the restart (the rest). Each point is killed and resumed REPEATS times (default
 #    3), then its median loss is printed.
 #    This machine's speed drifts by a block or more between runs a minute apart, so with
 #    PAIRED=1 each kill also runs an uninterrupted job just before it, and its loss is given
@@ -53,32 +53,39 @@ same() {  # same A B: every file of folder A in B, byte for byte
 
 median() { printf '%s\n' "$@" | sort -g | sed -n "$(( ($# + 1) / 2 ))p"; }
 # journal_runs OUT: the runs of consecutive blocks marked in OUT's class journal, a line each:
-# FIRST LAST NEWEST_MARK_TIME CARRY (1 when the run's last block kept the blend's carry; without
-# it the resume computes the row of windows above again). A first run's ranks compute
-# contiguous bands from different blocks, so there is one run per rank that marked a block.
+# FIRST LAST NEWEST_MARK_TIME CARRY PART_WINDOWS PART_TIME (CARRY: 1 when the run's last block
+# kept the blend's carry, without which the resume computes the row of windows above again;
+# PART_WINDOWS and PART_TIME: the windows and the time of the newest part of the block after
+# it, 0 0 without one). A first run's ranks compute contiguous bands from different blocks, so
+# there is one run per rank that marked a block.
 journal_runs() {
   local dir
   dir=$(find "$1" -maxdepth 1 -name '.*.partial' -type d | sort | head -1)
   [ -n "$dir" ] || return 0
-  find "$dir" -maxdepth 1 -name 'block-*.json' -printf '%f %T@\n' | sed 's/^block-\([0-9]*\)\.json/\1/' | sort -n |
+  { find "$dir" -maxdepth 1 -name 'block-*.json' -printf 'mark %f %T@\n'
+    find "$dir" -maxdepth 1 -name 'block-*.part-*' -printf 'part %f %T@\n'; } |
+    sed 's/ block-\([0-9]*\)\.json/ \1 0/; s/ block-\([0-9]*\)\.part-\([0-9]*\)/ \1 \2/' | sort -k2,2n -k3,3n |
     awk -v dir="$dir" '
-      function flush() { printf "%d %d %s %d\n", first, last, newest,
-                                system(sprintf("test -f %s/block-%06d.carry", dir, last)) == 0 }
-      { n = $1 + 0; if (NR > 1 && n != last + 1) flush(); if (NR == 1 || n != last + 1) { first = n; newest = 0 }
-        if ($2 + 0 > newest + 0) newest = $2; last = n }
-      END { if (NR) flush() }'
+      function flush() { printf "%d %d %s %d %d %s\n", first, last, newest,
+                                system(sprintf("test -f %s/block-%06d.carry", dir, last)) == 0,
+                                (last + 1) in part_w ? part_w[last + 1] : 0, (last + 1) in part_t ? part_t[last + 1] : 0 }
+      $1 == "part" { part_w[$2 + 0] = $3 + 0; part_t[$2 + 0] = $4; next }
+      { n = $2 + 0; if (marks && n != last + 1) flush(); if (!marks || n != last + 1) { first = n; newest = 0 }
+        if ($4 + 0 > newest + 0) newest = $4; last = n; ++marks }
+      END { if (marks) flush() }'
 }
 # in_flight_per_rank RUNS KILLED_AT KILLED: from journal_runs' lines, the seconds from each rank's
-# newest mark to the kill, averaged over the ranks (a rank without a mark: the whole run).
+# newest mark or part to the kill, averaged over the ranks (a rank without a mark: the whole run).
 in_flight_per_rank() {
   echo "$1" | awk -v at="$2" -v killed="$3" -v ranks="$ranks" '
-    NF { sum += at - $3; ++n } END { for (; n < ranks; ++n) sum += killed; printf "%.3f\n", sum / ranks }'
+    NF { sum += at - ($6 + 0 > $3 + 0 ? $6 : $3); ++n } END { for (; n < ranks; ++n) sum += killed; printf "%.3f\n", sum / ranks }'
 }
-# marked_runs RUNS BLOCKS: journal_runs' lines in words ("0-12 with its carry, 16-27 no carry";
-# the last of BLOCKS has none to keep: "16-30, the last").
+# marked_runs RUNS BLOCKS: journal_runs' lines in words ("0-12 with its carry and 16 windows of
+# 13 in parts, 16-27 no carry"; the last of BLOCKS has none to keep: "16-30, the last").
 marked_runs() {
   echo "$1" | awk -v last="$(( $2 - 1 ))" '
-    NF { printf "%s%d-%d%s", (n++ ? ", " : ""), $1, $2, ($2 == last ? ", the last" : $4 ? " with its carry" : " no carry") }
+    NF { printf "%s%d-%d%s", (n++ ? ", " : ""), $1, $2, ($2 == last ? ", the last" : $4 ? " with its carry" : " no carry")
+         if ($5 > 0) printf " and %d windows of %d in parts", $5, $2 + 1 }
     END { if (!n) printf "none" }'
 }
 gdal_translate -q -srcwin 0 0 256 256 scene/scene_trn.tif crop.tif
