@@ -196,59 +196,27 @@ class RowBlender {
   int carryRows() const { return std::min(reached_, blendRows()); }
   // The carry into the rows from top() (after slide()): copies of what the blend holds.
   BlendCarry carry() const {
-    const int keep = carryRows();
     BlendCarry c;
     c.y = top_;
-    c.rows = keep;
+    c.rows = carryRows();
     c.width = width_;
     c.classes = int(acc_.size(0));
-    const auto copy = [](const torch::Tensor& t, auto& out) {
-      const auto flat = t.contiguous();
-      using T = typename std::decay_t<decltype(out)>::value_type;
-      out.assign(flat.data_ptr<T>(), flat.data_ptr<T>() + flat.numel());
-    };
-    copy(acc_.narrow(1, 0, keep), c.sums);
-    copy(acc_w_.narrow(0, 0, keep), c.weights);
-    copy(acc_valid_.narrow(0, 0, keep), c.valid);
+    copyOut(c.rows, 0, width_, c.sums, c.weights, c.valid);
     return c;
   }
   // Restores a carry taken at the same top.
-  void restore(const BlendCarry& c) {
-    const int keep = c.rows;
-    reached_ = std::max(reached_, keep);
-    acc_.narrow(1, 0, keep).copy_(torch::from_blob(const_cast<float*>(c.sums.data()), {c.classes, keep, width_}));
-    acc_w_.narrow(0, 0, keep).copy_(torch::from_blob(const_cast<float*>(c.weights.data()), {keep, width_}));
-    acc_valid_.narrow(0, 0, keep).copy_(
-        torch::from_blob(const_cast<uint8_t*>(c.valid.data()), {keep, width_}, torch::kUInt8));
-  }
+  void restore(const BlendCarry& c) { copyIn(c.rows, 0, width_, c.sums, c.weights, c.valid); }
 
-  // Columns [x0, x1) of the rows a carry holds: copies of what the blend holds (BlockPart).
+  // Columns [p.x0, p.x1) of the rows the blend covers: copies of what it holds (BlockPart).
   void part(BlockPart& p) const {
-    const int keep = blendRows(), n = p.x1 - p.x0;
     p.y = top_;
-    p.rows = keep;
+    p.rows = blendRows();
     p.width = width_;
     p.classes = int(acc_.size(0));
-    const auto copy = [](const torch::Tensor& t, auto& out) {
-      const auto flat = t.contiguous();
-      using T = typename std::decay_t<decltype(out)>::value_type;
-      out.assign(flat.data_ptr<T>(), flat.data_ptr<T>() + flat.numel());
-    };
-    copy(acc_.narrow(1, 0, keep).narrow(2, p.x0, n), p.sums);
-    copy(acc_w_.narrow(0, 0, keep).narrow(1, p.x0, n), p.weights);
-    copy(acc_valid_.narrow(0, 0, keep).narrow(1, p.x0, n), p.valid);
+    copyOut(p.rows, p.x0, p.x1 - p.x0, p.sums, p.weights, p.valid);
   }
   // Restores a part taken at the same top, over its columns.
-  void restore(const BlockPart& p) {
-    const int keep = p.rows, n = p.x1 - p.x0;
-    reached_ = std::max(reached_, keep);
-    acc_.narrow(1, 0, keep).narrow(2, p.x0, n).copy_(
-        torch::from_blob(const_cast<float*>(p.sums.data()), {p.classes, keep, n}));
-    acc_w_.narrow(0, 0, keep).narrow(1, p.x0, n).copy_(
-        torch::from_blob(const_cast<float*>(p.weights.data()), {keep, n}));
-    acc_valid_.narrow(0, 0, keep).narrow(1, p.x0, n).copy_(
-        torch::from_blob(const_cast<uint8_t*>(p.valid.data()), {keep, n}, torch::kUInt8));
-  }
+  void restore(const BlockPart& p) { copyIn(p.rows, p.x0, p.x1 - p.x0, p.sums, p.weights, p.valid); }
 
   // The first rows, up to next_y, are done: the rest moves up.
   void slide(int next_y) {
@@ -267,6 +235,30 @@ class RowBlender {
   }
 
  private:
+  // Rows [0, rows) and columns [x0, x0 + n) of the sums (classes x rows x n), the weights and
+  // the valid flags (rows x n), copied out of the blend, or into it.
+  void copyOut(int rows, int x0, int n, std::vector<float>& sums, std::vector<float>& weights,
+               std::vector<uint8_t>& valid) const {
+    const auto copy = [](const torch::Tensor& t, auto& out) {
+      const auto flat = t.contiguous();
+      using T = typename std::decay_t<decltype(out)>::value_type;
+      out.assign(flat.data_ptr<T>(), flat.data_ptr<T>() + flat.numel());
+    };
+    copy(acc_.narrow(1, 0, rows).narrow(2, x0, n), sums);
+    copy(acc_w_.narrow(0, 0, rows).narrow(1, x0, n), weights);
+    copy(acc_valid_.narrow(0, 0, rows).narrow(1, x0, n), valid);
+  }
+  void copyIn(int rows, int x0, int n, const std::vector<float>& sums, const std::vector<float>& weights,
+              const std::vector<uint8_t>& valid) {
+    reached_ = std::max(reached_, rows);
+    const int64_t classes = acc_.size(0);
+    acc_.narrow(1, 0, rows).narrow(2, x0, n).copy_(
+        torch::from_blob(const_cast<float*>(sums.data()), {classes, rows, n}));
+    acc_w_.narrow(0, 0, rows).narrow(1, x0, n).copy_(torch::from_blob(const_cast<float*>(weights.data()), {rows, n}));
+    acc_valid_.narrow(0, 0, rows).narrow(1, x0, n).copy_(
+        torch::from_blob(const_cast<uint8_t*>(valid.data()), {rows, n}, torch::kUInt8));
+  }
+
   int width_, height_, window_, rows_;
   torch::Tensor weights_, acc_, acc_w_, acc_valid_;
   int top_;
@@ -344,7 +336,9 @@ TileResult classifyTiles(const std::function<torch::Tensor(const torch::Tensor&)
     const size_t row = size_t(job.band.first_block);
     if (p.block != job.band.first_block || row >= end || p.windows <= 0 || p.windows % job.batch_size != 0 ||
         size_t(p.windows) >= job.row_windows[row].size() || p.y != plan.ys[row] || p.width != plan.width ||
-        p.classes != job.classes || p.x0 != 0 || p.x1 > plan.width || p.final_x > p.x1)
+        p.classes != job.classes || p.x0 != 0 || p.x1 > plan.width || p.final_x > p.x1 ||
+        p.sums.size() != size_t(p.classes) * size_t(p.rows) * size_t(p.x1) ||
+        p.weights.size() != size_t(p.rows) * size_t(p.x1) || p.valid.size() != p.weights.size())
       throw Error("a part of block " + std::to_string(p.block) + " (" + std::to_string(p.windows) +
                   " windows) does not fit the band from block " + std::to_string(job.band.first_block) + ": a bug");
     to_compute -= p.windows;
