@@ -3,8 +3,10 @@
 # 4000), unetsmall, window 256, on one process of 2 threads writing a GeoTIFF and on 2 ranks
 # of 1 thread writing a VRT in place:
 #  - what keeping the journal costs an uninterrupted run: its wall time against BASE_GEODL's
-#    (a GeoDL without the journal, built from an earlier commit) when given, and the seconds
-#    the journal's writes took (in the writing thread, beside the model);
+#    when given (a GeoDL built from an earlier commit: without the journal, or with an older
+#    one; each uninterrupted run of this build is followed by one of the base, the medians of 3
+#    compared), and the seconds the journal's writes took (in the writing thread, beside the
+#    model), of both;
 #  - a new job's fixed cost, what every resume pays again: a 256 x 256 crop classified (the
 #    median of 3 runs);
 #  - a whole job killed with SIGKILL at 30, 60 and 90% of an uninterrupted run (the median of
@@ -98,21 +100,26 @@ for name in ${LAYOUTS:-one two}; do
       > /dev/null 2>&1; fixed+=("$(seconds "$start" "$(now)")")
   done
   echo "$name ($ranks rank(s)): a 256 x 256 crop classified in $(median "${fixed[@]}") s (runs: ${fixed[*]})"
-  # Uninterrupted (the median of 3): this build, and the base build without the journal when given.
-  runs=()
+  # Uninterrupted (the median of 3): this build, each run followed by the base build's when given.
+  runs=() base_runs=()
   for i in 1 2 3; do
     rm -rf "$name-ref"
     start=$(now); "$geodl" "${args[@]}" "${flags[@]}" --output "$name-ref/c.$ext" > "$name-ref.log" 2>&1; end=$(now)
     runs+=("$(seconds "$start" "$end")")
+    if [ -n "$base" ]; then
+      rm -rf "$name-base"
+      start=$(now); "$base" "${args[@]}" "${flags[@]}" --output "$name-base/c.$ext" > "$name-base.log" 2>&1; end=$(now)
+      base_runs+=("$(seconds "$start" "$end")")
+    fi
   done
   ref=$(median "${runs[@]}")
   blocks=$(grep -o "journal for resume: [0-9]* blocks written in [0-9.]* s" "$name-ref.log")
   n=$(echo "$blocks" | cut -d' ' -f4) journal_s=$(echo "$blocks" | cut -d' ' -f8)
   line="$name ($ranks rank(s), .$ext): uninterrupted $(printf %.2f "$ref") s (runs: ${runs[*]}), $n blocks; the journal's writes $journal_s s"
   if [ -n "$base" ]; then
-    start=$(now); "$base" "${args[@]}" "${flags[@]}" --output "$name-base/c.$ext" > "$name-base.log" 2>&1; end=$(now)
-    b=$(seconds "$start" "$end")
-    line="$line; without the journal (base) $(printf %.2f "$b") s: $(echo "scale=1; 100 * ($ref - $b) / $b" | bc)%"
+    b=$(median "${base_runs[@]}")
+    base_journal=$(grep -o "journal for resume: [0-9]* blocks written in [0-9.]* s" "$name-base.log" | cut -d' ' -f8 || true)
+    line="$line; the base build $(printf %.2f "$b") s (runs: ${base_runs[*]}; its journal's writes ${base_journal:-none} s): $(echo "scale=1; 100 * ($ref - $b) / $b" | bc)%"
   fi
   echo "$line"
   block=$(echo "scale=3; $ref * $ranks / $n" | bc)
