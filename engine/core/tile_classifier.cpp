@@ -392,7 +392,8 @@ TileResult classifyTiles(const std::function<torch::Tensor(const torch::Tensor&)
       part_x = p.final_x;
       reach = p.x1;
     }
-    const size_t part_step = std::max<size_t>(1, xs.size() / size_t(parts + 1));
+    const size_t part_step = std::clamp<size_t>(xs.size() / size_t(parts + 1), 1,
+                                                size_t(std::max(1, kMostWindowsPerPart - job.batch_size + 1)));
     size_t next_part = parts > 0 && own ? in_row + part_step : xs.size();
     for (bool row_done = false; !row_done;) {
       while (launched.size() < depth && rows_read < end) {

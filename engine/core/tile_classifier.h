@@ -48,10 +48,17 @@ struct TileResult {
   int64_t windows_computed = 0;
 };
 
+// A part of a block (TileSink::part) spans at most this many of its row's windows: on a wide
+// raster a row gets more parts than the sink asks for, so that a part's columns (and the copy
+// of the blend it takes) stay bounded, e.g. 256 x 12 288 px for 256 px windows every 192.
+constexpr int kMostWindowsPerPart = 64;
+
 // Classifies the job's windows (those of its band's rows; only the band's blocks reach the
 // sink, with the row numbers of the whole raster; a sink that keeps parts of blocks gets
-// sink.partsPerBlock() of each row of windows, at whole batches, when its writing is idle): `probabilities` maps a batch of normalized windows (N,
-// bands, window, window) on `device` to class probabilities (N, classes, window, window).
+// sink.partsPerBlock() of each row of windows, or one every kMostWindowsPerPart windows where
+// that is more often, at whole batches, when its writing is idle): `probabilities` maps a
+// batch of normalized windows (N, bands, window, window) on `device` to class probabilities
+// (N, classes, window, window).
 // Throws InputError when the model's output has another shape, Cancelled when progress
 // says so (the sink then has part of the rows: its owner discards them).
 TileResult classifyTiles(const std::function<torch::Tensor(const torch::Tensor&)>& probabilities,

@@ -105,8 +105,9 @@ class JournalSink final : public TileSink {
   // its carry, so that a resume does not compute the windows above its next block again.
   bool keepsCarry() const override { return true; }
   void carry(int block, const BlendCarry& state) override;
-  // Three parts of each block, at a quarter, a half and three quarters of its windows (when the
-  // writing is idle then), each of the columns changed since the one before (block-K.part-W), so
+  // Three parts of each block, at a quarter, a half and three quarters of its windows (more on a
+  // wide raster: kMostWindowsPerPart; each when the writing is idle then), each of the columns
+  // changed since the one before (block-K.part-W), so
   // that a stop loses at most the windows since the newest, not the whole block; a block's parts
   // are removed once it is marked.
   int partsPerBlock() const override { return 3; }

@@ -369,6 +369,44 @@ TEST(TileClassifier, ABlockResumedFromItsPartsGivesTheBytesOfTheWholeRun) {
   EXPECT_THROW(classifyTiles(model, source, refused, job, torch::kCPU, progress), Error);
 }
 
+// On a wide raster a row gets a part every kMostWindowsPerPart windows or so (more than the
+// sink asks for), so that a part's columns stay bounded; the newest resumes to the same bytes.
+TEST(TileClassifier, AWideRowGetsAPartEveryFewWindows) {
+  struct PartSink : MemorySink {
+    using MemorySink::MemorySink;
+    bool keepsCarry() const override { return true; }
+    void carry(int block, const BlendCarry& state) override { carries[block] = state; }
+    int partsPerBlock() const override { return 1; }
+    void part(const BlockPart& state) override { parts[state.block].push_back(state); }
+    std::map<int, BlendCarry> carries;
+    std::map<int, std::vector<BlockPart>> parts;
+  };
+  const int width = 6200, height = 40;
+  const MemorySource source(torch::randn({kBands, height, width}));
+  TileJob job = everyWindow(width, height, 32, 25);
+  job.batch_size = 5;
+  const int row = int(job.plan.xs.size());
+  ASSERT_GT(row, 4 * kMostWindowsPerPart);
+  NullProgress progress;
+  PartSink whole(width, height, ProbabilityType::Float32);
+  classifyTiles(pointwise, source, whole, job, torch::kCPU, progress);
+  ASSERT_EQ(whole.parts.size(), job.plan.ys.size());
+  // One part a block without the bound; 4 with it (a part is put off by a batch when the
+  // writing thread is busy).
+  for (const auto& [block, parts] : whole.parts) EXPECT_GE(parts.size(), 2u) << "block " << block;
+  const auto joined = joinParts(whole.parts.at(1));
+  ASSERT_TRUE(joined);
+  job.band = {1, -1, 1};
+  job.start_carry = &whole.carries.at(0);
+  job.start_part = &*joined;
+  MemorySink resumed(width, height, ProbabilityType::Float32);
+  resumed.next_row = job.plan.ys[1];
+  classifyTiles(pointwise, source, resumed, job, torch::kCPU, progress);
+  const int y = job.plan.ys[1];
+  EXPECT_TRUE(torch::equal(resumed.ids.narrow(0, y, height - y), whole.ids.narrow(0, y, height - y)));
+  EXPECT_TRUE(torch::equal(resumed.probs.narrow(1, y, height - y), whole.probs.narrow(1, y, height - y)));
+}
+
 // Parts chain from column 0, each from the one before's final column: a part that does not
 // continue the chain (one lost, or of another run) ends it, and a part without values joins
 // nothing.
