@@ -107,9 +107,8 @@ class JournalSink final : public TileSink {
   void carry(int block, const BlendCarry& state) override;
   // Three parts of each block, at a quarter, a half and three quarters of its windows (more on a
   // wide raster: kMostWindowsPerPart; each when the writing is idle then), each of the columns
-  // changed since the one before (block-K.part-W), so
-  // that a stop loses at most the windows since the newest, not the whole block; a block's parts
-  // are removed once it is marked.
+  // changed since the one before (block-K.part-W), so that a stop loses at most the windows
+  // since the newest, not the whole block; a block's parts are removed once it is marked.
   int partsPerBlock() const override { return 3; }
   void part(const BlockPart& state) override;
   // The parts a stopped run kept of a block this sink resumes (removed once it is marked).
