@@ -290,21 +290,25 @@ TEST(TileClassifier, ComputingTheNextBatchAheadGivesTheSameBytes) {
   }
 }
 
+// Rows in memory, with each block's carry and parts (`per_block` of them asked for).
+struct PartSink : MemorySink {
+  PartSink(int width, int height, ProbabilityType type, int per_block)
+      : MemorySink(width, height, type), per_block(per_block) {}
+  bool keepsCarry() const override { return true; }
+  void carry(int block, const BlendCarry& state) override { carries[block] = state; }
+  int partsPerBlock() const override { return per_block; }
+  void part(const BlockPart& state) override { parts[state.block].push_back(state); }
+  int per_block;
+  std::map<int, BlendCarry> carries;
+  std::map<int, std::vector<BlockPart>> parts;
+};
+
 // A sink that keeps parts of blocks gets them at whole batches, each from the previous one's
 // final column; a band resumed from any chain of a block's first parts (over the blend of the
 // rows above: the carry of the block before, or those rows computed again) computes only the
 // windows after them and gives the bytes of the uninterrupted run. A carry holds only the rows
 // the windows above reach.
 TEST(TileClassifier, ABlockResumedFromItsPartsGivesTheBytesOfTheWholeRun) {
-  struct PartSink : MemorySink {
-    using MemorySink::MemorySink;
-    bool keepsCarry() const override { return true; }
-    void carry(int block, const BlendCarry& state) override { carries[block] = state; }
-    int partsPerBlock() const override { return 3; }
-    void part(const BlockPart& state) override { parts[state.block].push_back(state); }
-    std::map<int, BlendCarry> carries;
-    std::map<int, std::vector<BlockPart>> parts;
-  };
   const int width = 300, height = 131;
   torch::manual_seed(13);
   const MemorySource source(torch::randn({kBands, height, width}));
@@ -314,7 +318,7 @@ TEST(TileClassifier, ABlockResumedFromItsPartsGivesTheBytesOfTheWholeRun) {
   job.batch_size = 2;
   ASSERT_EQ(job.plan.xs.size(), 13u);
   NullProgress progress;
-  PartSink whole(width, height, ProbabilityType::Float32);
+  PartSink whole(width, height, ProbabilityType::Float32, 3);
   const TileResult all = classifyTiles(model, source, whole, job, torch::kCPU, progress);
   const int blocks = int(job.plan.ys.size());
   for (const auto& [block, c] : whole.carries)  // the rows of block's windows below it: 8, the overlap, but the last
@@ -372,15 +376,6 @@ TEST(TileClassifier, ABlockResumedFromItsPartsGivesTheBytesOfTheWholeRun) {
 // On a wide raster a row gets a part every kMostWindowsPerPart windows or so (more than the
 // sink asks for), so that a part's columns stay bounded; the newest resumes to the same bytes.
 TEST(TileClassifier, AWideRowGetsAPartEveryFewWindows) {
-  struct PartSink : MemorySink {
-    using MemorySink::MemorySink;
-    bool keepsCarry() const override { return true; }
-    void carry(int block, const BlendCarry& state) override { carries[block] = state; }
-    int partsPerBlock() const override { return 1; }
-    void part(const BlockPart& state) override { parts[state.block].push_back(state); }
-    std::map<int, BlendCarry> carries;
-    std::map<int, std::vector<BlockPart>> parts;
-  };
   const int width = 6200, height = 40;
   const MemorySource source(torch::randn({kBands, height, width}));
   TileJob job = everyWindow(width, height, 32, 25);
@@ -388,7 +383,7 @@ TEST(TileClassifier, AWideRowGetsAPartEveryFewWindows) {
   const int row = int(job.plan.xs.size());
   ASSERT_GT(row, 4 * kMostWindowsPerPart);
   NullProgress progress;
-  PartSink whole(width, height, ProbabilityType::Float32);
+  PartSink whole(width, height, ProbabilityType::Float32, 1);
   classifyTiles(pointwise, source, whole, job, torch::kCPU, progress);
   ASSERT_EQ(whole.parts.size(), job.plan.ys.size());
   // One part a block without the bound; 4 with it (a part is put off by a batch when the
