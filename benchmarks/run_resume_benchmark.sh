@@ -14,8 +14,8 @@
 #    one block per rank (the uninterrupted run's seconds x ranks / blocks), and the outputs
 #    compared byte for byte with the uninterrupted run's. The loss is split into the work in
 #    flight at the kill (per rank, the time since its newest block's mark or the newest part of
-#    the block after it, averaged over the ranks) and the restart (the rest). Each point is killed and resumed REPEATS times (default
-#    3), then its median loss is printed.
+#    the block after it, averaged over the ranks) and the restart (the rest). Each point is
+#    killed and resumed REPEATS times (default 3), then its median loss is printed.
 #    This machine's speed drifts by a block or more between runs a minute apart, so with
 #    PAIRED=1 each kill also runs an uninterrupted job just before it, and its loss is given
 #    against that run too (the median of those losses printed as well): the same quantity, with
@@ -144,9 +144,9 @@ for name in ${LAYOUTS:-one two}; do
       killed_at=$(now)
       killed=$(seconds "$start" "$killed_at")
       for p in $children; do while kill -0 "$p" 2>/dev/null; do sleep 0.02; done; done
-      runs=$(journal_runs "$out")
-      in_flight=$(in_flight_per_rank "$runs" "$killed_at" "$killed")
-      marked=$(marked_runs "$runs" "$n")
+      journal=$(journal_runs "$out")
+      in_flight=$(in_flight_per_rank "$journal" "$killed_at" "$killed")
+      marked=$(marked_runs "$journal" "$n")
       start=$(now)
       "$geodl" "${args[@]}" "${flags[@]}" --output "$out/c.$ext" --resume > "$out-resumed.log" 2>&1
       resumed=$(seconds "$start" "$(now)")
