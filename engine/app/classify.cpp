@@ -394,7 +394,7 @@ RunCounts computeBand(const ClassifyOptions& o, DataParallel& ranks, RunPlan& ru
       sink.adoptParts(parts);
     }
     job.start_part = started ? &*started : nullptr;
-    const int64_t windows = windowsOf(job, range.first_row, end) - (started ? started->windows : 0);
+    const int64_t windows = out.windowsLeft(job, range);
     SubProgress part(shared, double(at) / double(std::max<int64_t>(1, mine)),
                      double(at + windows) / double(std::max<int64_t>(1, mine)));
     at += windows;

@@ -172,7 +172,6 @@ class RowBlender {
   void add(int x0, int y0, const torch::Tensor& probs, const torch::Tensor& valid) {
     const int w = std::min(window_, width_ - x0), h = std::min(window_, height_ - y0);
     const int r0 = y0 - top_;
-    reached_ = std::max(reached_, r0 + h);
     acc_.narrow(1, r0, h).narrow(2, x0, w) += (probs * weights_).narrow(1, 0, h).narrow(2, 0, w);
     acc_w_.narrow(0, r0, h).narrow(1, x0, w) += weights_.narrow(0, 0, h).narrow(1, 0, w);
     auto v = acc_valid_.narrow(0, r0, h).narrow(1, x0, w);
@@ -191,9 +190,9 @@ class RowBlender {
 
   // The rows from top() of the raster the blend covers (a part's).
   int blendRows() const { return std::max(0, std::min(rows_, height_ - top_)); }
-  // How many rows from top() a carry holds: those the windows above reached (the overlap after
-  // slide()), of the raster; the rows below hold nothing yet.
-  int carryRows() const { return std::min(reached_, blendRows()); }
+  // How many rows from top() a carry holds: those slide() kept (the overlap), of the raster; the
+  // rows below hold nothing yet.
+  int carryRows() const { return std::min(kept_, blendRows()); }
   // The carry into the rows from top() (after slide()): copies of what the blend holds.
   BlendCarry carry() const {
     BlendCarry c;
@@ -222,7 +221,7 @@ class RowBlender {
   void slide(int next_y) {
     const int n = next_y - top_;
     const int keep = rows_ - n;
-    reached_ = std::max(0, reached_ - n);
+    kept_ = std::max(0, keep);
     if (keep > 0) {
       acc_.narrow(1, 0, keep).copy_(acc_.narrow(1, n, keep).clone());
       acc_w_.narrow(0, 0, keep).copy_(acc_w_.narrow(0, n, keep).clone());
@@ -250,7 +249,6 @@ class RowBlender {
   }
   void copyIn(int rows, int x0, int n, const std::vector<float>& sums, const std::vector<float>& weights,
               const std::vector<uint8_t>& valid) {
-    reached_ = std::max(reached_, rows);
     const int64_t classes = acc_.size(0);
     acc_.narrow(1, 0, rows).narrow(2, x0, n).copy_(
         torch::from_blob(const_cast<float*>(sums.data()), {classes, rows, n}));
@@ -262,7 +260,7 @@ class RowBlender {
   int width_, height_, window_, rows_;
   torch::Tensor weights_, acc_, acc_w_, acc_valid_;
   int top_;
-  int reached_ = 0;  // the rows from top_ that windows (or a restored carry) reached
+  int kept_ = 0;  // the rows from top_ the last slide() kept: below them the blend holds nothing
 };
 
 struct FinalRows {
@@ -336,7 +334,8 @@ TileResult classifyTiles(const std::function<torch::Tensor(const torch::Tensor&)
     const size_t row = size_t(job.band.first_block);
     if (p.block != job.band.first_block || row >= end || p.windows <= 0 || p.windows % job.batch_size != 0 ||
         size_t(p.windows) >= job.row_windows[row].size() || p.y != plan.ys[row] || p.width != plan.width ||
-        p.classes != job.classes || p.x0 != 0 || p.x1 > plan.width || p.final_x > p.x1 ||
+        p.classes != job.classes || p.rows != std::min(plan.window, plan.height - p.y) || p.x0 != 0 ||
+        p.x1 > plan.width || p.final_x > p.x1 ||
         p.sums.size() != size_t(p.classes) * size_t(p.rows) * size_t(p.x1) ||
         p.weights.size() != size_t(p.rows) * size_t(p.x1) || p.valid.size() != p.weights.size())
       throw Error("a part of block " + std::to_string(p.block) + " (" + std::to_string(p.windows) +
@@ -382,15 +381,11 @@ TileResult classifyTiles(const std::function<torch::Tensor(const torch::Tensor&)
     // Parts of the block (sink.part()): each once a share of the row's windows is blended since
     // the previous, at the end of a batch, when the writing thread is idle.
     size_t in_row = 0;
-    int part_x = 0, reach = 0;
+    int part_x = 0;
     if (own && int(k) == job.band.first_block && job.start_part) {
-      const BlockPart& p = *job.start_part;
-      if (p.y != blender.top() || p.rows != blender.blendRows())
-        throw Error("a part of block " + std::to_string(p.block) + " does not fit the blend: a bug");
-      blender.restore(p);
-      in_row = size_t(p.windows);
-      part_x = p.final_x;
-      reach = p.x1;
+      blender.restore(*job.start_part);
+      in_row = size_t(job.start_part->windows);
+      part_x = job.start_part->final_x;
     }
     const size_t part_step = std::clamp<size_t>(xs.size() / size_t(parts + 1), 1,
                                                 size_t(std::max(1, kMostWindowsPerPart - job.batch_size + 1)));
@@ -409,7 +404,6 @@ TileResult classifyTiles(const std::function<torch::Tensor(const torch::Tensor&)
       b.copied.wait();
       for (size_t i = 0; i < b.item.xs.size(); ++i) {
         blender.add(b.item.xs[i], plan.ys[k], b.probs[int64_t(i)], b.item.masks[i]);
-        reach = std::max(reach, std::min(plan.width, b.item.xs[i] + plan.window));
         ++result.windows_computed;
         progress.report(double(result.windows_computed) / double(std::max<int64_t>(1, to_compute)),
                         "window " + std::to_string(result.windows_computed) + "/" + std::to_string(to_compute));
@@ -420,8 +414,10 @@ TileResult classifyTiles(const std::function<torch::Tensor(const torch::Tensor&)
         p->block = int(k);
         p->windows = int(in_row);
         p->x0 = part_x;
+        // The columns the row's windows done reach, and those its windows left do not.
         p->final_x = *std::min_element(xs.begin() + long(in_row), xs.end());
-        p->x1 = std::max(reach, p->final_x);
+        p->x1 = std::max(std::min(plan.width, *std::max_element(xs.begin(), xs.begin() + long(in_row)) + plan.window),
+                         p->final_x);
         blender.part(*p);
         part_x = p->final_x;
         next_part = in_row + part_step;

@@ -43,42 +43,6 @@ std::string partOf(const std::string& folder, int block, int windows) {
   return (fs::path(folder) / name).string();
 }
 
-// A part file (block-K.part-W): its header {block, windows, y, rows, width, classes, x0,
-// final_x, x1}, then the sums (float, classes x rows x (x1 - x0)), the weights (float) and the
-// valid flags (bytes), rows x (x1 - x0) each. Its header, when the file's size is the one it
-// gives and it is the part its name says.
-constexpr size_t kPartHead = 9;
-std::optional<BlockPart> partHead(std::ifstream& in, const std::string& path, int block, int windows) {
-  std::array<int32_t, kPartHead> h{};
-  in.read(reinterpret_cast<char*>(h.data()), sizeof h);
-  if (!in || h[0] != block || h[1] != windows) return std::nullopt;
-  BlockPart p;
-  p.block = h[0], p.windows = h[1], p.y = h[2], p.rows = h[3], p.width = h[4], p.classes = h[5];
-  p.x0 = h[6], p.final_x = h[7], p.x1 = h[8];
-  if (p.rows < 0 || p.classes < 0 || p.x0 < 0 || p.x1 < p.x0 || p.x1 > p.width || p.final_x < p.x0 ||
-      p.final_x > p.x1)
-    return std::nullopt;
-  const uint64_t plane = uint64_t(p.rows) * uint64_t(p.x1 - p.x0);
-  std::error_code ec;
-  const auto size = fs::file_size(path, ec);
-  if (ec || size != sizeof h + plane * (uint64_t(p.classes) * sizeof(float) + sizeof(float) + 1)) return std::nullopt;
-  return p;
-}
-
-// The windows of each part file of `folder`, by block.
-std::map<int, std::vector<int>> partFiles(const std::string& folder) {
-  static const std::regex part(R"(block-([0-9]+)\.part-([0-9]+))");
-  std::map<int, std::vector<int>> found;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(folder, ec)) {
-    std::smatch m;
-    const std::string name = entry.path().filename().string();
-    if (std::regex_match(name, m, part)) found[std::stoi(m[1].str())].push_back(std::stoi(m[2].str()));
-  }
-  for (auto& [block, windows] : found) std::sort(windows.begin(), windows.end());
-  return found;
-}
-
 std::string readText(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream text;
@@ -110,17 +74,48 @@ std::vector<int64_t> blockBytes(const JournalFolders& folders, int block) {
   return bytes;
 }
 
-// A carry file (block-K.carry): its header {y, rows, width, classes}, then the sums (float,
-// classes x rows x width), the weights (float, rows x width) and the valid flags (bytes,
-// rows x width). The header of `in`, when the file's size is the one it gives.
+// The blend's files (block-K.carry, block-K.part-W): a header of int32, then the sums (float,
+// classes x plane), the weights (float, plane) and the valid flags (bytes, plane), for a plane
+// of rows x columns. Whether `path` has the size of one with `head` bytes of header.
+bool blendFileSized(const std::string& path, size_t head, uint64_t plane, int classes) {
+  std::error_code ec;
+  const auto size = fs::file_size(path, ec);
+  return !ec && size == head + plane * (uint64_t(classes) * sizeof(float) + sizeof(float) + 1);
+}
+
+// The values after a blend file's header, `plane` pixels of `classes`; false when cut short.
+bool readBlendValues(std::ifstream& in, size_t plane, int classes, std::vector<float>& sums,
+                     std::vector<float>& weights, std::vector<uint8_t>& valid) {
+  sums.resize(plane * size_t(classes));
+  weights.resize(plane);
+  valid.resize(plane);
+  in.read(reinterpret_cast<char*>(sums.data()), std::streamsize(sums.size() * sizeof(float)));
+  in.read(reinterpret_cast<char*>(weights.data()), std::streamsize(weights.size() * sizeof(float)));
+  in.read(reinterpret_cast<char*>(valid.data()), std::streamsize(valid.size()));
+  return bool(in);
+}
+
+// A blend file written whole, flushed to disk and renamed into place (throws IoError).
+template <size_t N>
+void writeBlendFile(const std::string& path, const std::array<int32_t, N>& head, const std::vector<float>& sums,
+                    const std::vector<float>& weights, const std::vector<uint8_t>& valid) {
+  writeFileAtomically(path, [&](const std::string& temporary) {
+    FileSink sink(temporary, "what the run keeps for its resume");
+    sink.write(head.data(), sizeof head);
+    sink.write(sums.data(), sums.size() * sizeof(float));
+    sink.write(weights.data(), weights.size() * sizeof(float));
+    sink.write(valid.data(), valid.size());
+    sink.close();
+  });
+}
+
+// A carry file (block-K.carry): its header {y, rows, width, classes}, then the values of rows x
+// width. The header of `in`, when the file's size is the one it gives.
 std::optional<std::array<int32_t, 4>> carryHead(std::ifstream& in, const std::string& path) {
   std::array<int32_t, 4> head{};
   in.read(reinterpret_cast<char*>(head.data()), sizeof head);
   if (!in || head[1] < 0 || head[2] < 0 || head[3] < 0) return std::nullopt;
-  const uint64_t plane = uint64_t(head[1]) * uint64_t(head[2]);
-  std::error_code ec;
-  const auto size = fs::file_size(path, ec);
-  if (ec || size != sizeof head + plane * (uint64_t(head[3]) * sizeof(float) + sizeof(float) + 1)) return std::nullopt;
+  if (!blendFileSized(path, sizeof head, uint64_t(head[1]) * uint64_t(head[2]), head[3])) return std::nullopt;
   return head;
 }
 
@@ -128,6 +123,55 @@ std::optional<std::array<int32_t, 4>> carryHead(std::ifstream& in, const std::st
 bool wholeCarry(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return carryHead(in, path).has_value();
+}
+
+// A part file (block-K.part-W): its header {block, windows, y, rows, width, classes, x0,
+// final_x, x1}, then the values of rows x (x1 - x0). Its header, when the file's size is the
+// one it gives and it is the part its name says.
+using PartHead = std::array<int32_t, 9>;
+std::optional<BlockPart> partHead(std::ifstream& in, const std::string& path, int block, int windows) {
+  PartHead h{};
+  in.read(reinterpret_cast<char*>(h.data()), sizeof h);
+  if (!in || h[0] != block || h[1] != windows) return std::nullopt;
+  BlockPart p;
+  p.block = h[0], p.windows = h[1], p.y = h[2], p.rows = h[3], p.width = h[4], p.classes = h[5];
+  p.x0 = h[6], p.final_x = h[7], p.x1 = h[8];
+  if (p.rows < 0 || p.classes < 0 || p.x0 < 0 || p.x1 < p.x0 || p.x1 > p.width || p.final_x < p.x0 ||
+      p.final_x > p.x1 || !blendFileSized(path, sizeof h, uint64_t(p.rows) * uint64_t(p.x1 - p.x0), p.classes))
+    return std::nullopt;
+  return p;
+}
+
+// The parts of `block` whose windows are `windows` (its files, in order) that are whole: their
+// values too when asked.
+std::vector<BlockPart> readPartFiles(const std::string& folder, int block, const std::vector<int>& windows,
+                                     bool values) {
+  std::vector<BlockPart> parts;
+  for (int w : windows) {
+    const std::string path = partOf(folder, block, w);
+    std::ifstream in(path, std::ios::binary);
+    auto p = partHead(in, path, block, w);
+    if (!p) continue;  // cut short: the parts after it do not chain
+    if (values && !readBlendValues(in, size_t(p->rows) * size_t(p->x1 - p->x0), p->classes, p->sums, p->weights,
+                                   p->valid))
+      continue;
+    parts.push_back(std::move(*p));
+  }
+  return parts;
+}
+
+// The windows of each part file of `folder`, by block.
+std::map<int, std::vector<int>> partFiles(const std::string& folder) {
+  static const std::regex part(R"(block-([0-9]+)\.part-([0-9]+))");
+  std::map<int, std::vector<int>> found;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(folder, ec)) {
+    std::smatch m;
+    const std::string name = entry.path().filename().string();
+    if (std::regex_match(name, m, part)) found[std::stoi(m[1].str())].push_back(std::stoi(m[2].str()));
+  }
+  for (auto& [block, windows] : found) std::sort(windows.begin(), windows.end());
+  return found;
 }
 
 }  // namespace
@@ -200,7 +244,7 @@ std::vector<JournalBlock> finishedBlocks(const JournalFolders& folders, std::vec
     started->clear();
     for (const auto& [block, windows] : partFiles(folders.classes)) {
       if (done.count(block) || (block > 0 && !done.count(block - 1))) continue;
-      const std::vector<BlockPart> parts = readParts(folders, block, false);
+      const std::vector<BlockPart> parts = readPartFiles(folders.classes, block, windows, false);
       const size_t chain = chainedParts(parts);
       if (chain == 0) continue;
       for (size_t i = 0; i < chain; ++i)
@@ -273,58 +317,26 @@ BlendCarry readCarry(const JournalFolders& folders, int block) {
     c.rows = (*head)[1];
     c.width = (*head)[2];
     c.classes = (*head)[3];
-    const size_t plane = size_t(c.rows) * size_t(c.width);
-    c.sums.resize(plane * size_t(c.classes));
-    c.weights.resize(plane);
-    c.valid.resize(plane);
-    in.read(reinterpret_cast<char*>(c.sums.data()), std::streamsize(c.sums.size() * sizeof(float)));
-    in.read(reinterpret_cast<char*>(c.weights.data()), std::streamsize(c.weights.size() * sizeof(float)));
-    in.read(reinterpret_cast<char*>(c.valid.data()), std::streamsize(c.valid.size()));
   }
-  if (!head || !in)
+  if (!head || !readBlendValues(in, size_t(c.rows) * size_t(c.width), c.classes, c.sums, c.weights, c.valid))
     throw IoError("cannot read '" + path + "', what a stopped run kept for its resume, whole: run without resume to "
                   "start again");
   return c;
 }
 
 std::vector<BlockPart> readParts(const JournalFolders& folders, int block, bool values) {
-  std::vector<BlockPart> parts;
   const auto files = partFiles(folders.classes);
   const auto of = files.find(block);
-  if (of == files.end()) return parts;
-  for (int windows : of->second) {
-    const std::string path = partOf(folders.classes, block, windows);
-    std::ifstream in(path, std::ios::binary);
-    auto p = partHead(in, path, block, windows);
-    if (!p) continue;  // cut short: the parts after it do not chain
-    if (values) {
-      const size_t plane = size_t(p->rows) * size_t(p->x1 - p->x0);
-      p->sums.resize(plane * size_t(p->classes));
-      p->weights.resize(plane);
-      p->valid.resize(plane);
-      in.read(reinterpret_cast<char*>(p->sums.data()), std::streamsize(p->sums.size() * sizeof(float)));
-      in.read(reinterpret_cast<char*>(p->weights.data()), std::streamsize(p->weights.size() * sizeof(float)));
-      in.read(reinterpret_cast<char*>(p->valid.data()), std::streamsize(p->valid.size()));
-      if (!in) continue;
-    }
-    parts.push_back(std::move(*p));
-  }
-  return parts;
+  return of == files.end() ? std::vector<BlockPart>{} : readPartFiles(folders.classes, block, of->second, values);
 }
 
 void JournalSink::part(const BlockPart& state) {
   const auto start = std::chrono::steady_clock::now();
   const std::string path = partOf(folders_.classes, state.block, state.windows);
-  writeFileAtomically(path, [&](const std::string& temporary) {
-    FileSink sink(temporary, "what the run keeps for its resume");
-    const int32_t head[kPartHead] = {state.block, state.windows, state.y,  state.rows, state.width,
-                                     state.classes, state.x0,     state.final_x, state.x1};
-    sink.write(head, sizeof head);
-    sink.write(state.sums.data(), state.sums.size() * sizeof(float));
-    sink.write(state.weights.data(), state.weights.size() * sizeof(float));
-    sink.write(state.valid.data(), state.valid.size());
-    sink.close();
-  });
+  writeBlendFile(path,
+                 PartHead{state.block, state.windows, state.y, state.rows, state.width, state.classes, state.x0,
+                          state.final_x, state.x1},
+                 state.sums, state.weights, state.valid);
   parts_.push_back(path);
   seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -335,15 +347,8 @@ void JournalSink::adoptParts(const std::vector<BlockPart>& parts) {
 
 void JournalSink::carry(int block, const BlendCarry& state) {
   const auto start = std::chrono::steady_clock::now();
-  writeFileAtomically(carryOf(folders_.classes, block), [&](const std::string& temporary) {
-    FileSink sink(temporary, "what the run keeps for its resume");
-    const int32_t head[4] = {state.y, state.rows, state.width, state.classes};
-    sink.write(head, sizeof head);
-    sink.write(state.sums.data(), state.sums.size() * sizeof(float));
-    sink.write(state.weights.data(), state.weights.size() * sizeof(float));
-    sink.write(state.valid.data(), state.valid.size());
-    sink.close();
-  });
+  writeBlendFile(carryOf(folders_.classes, block), std::array<int32_t, 4>{state.y, state.rows, state.width, state.classes},
+                 state.sums, state.weights, state.valid);
   carry_written_ = block;
   seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
