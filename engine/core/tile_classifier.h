@@ -50,7 +50,7 @@ struct TileResult {
 
 // A part of a block (TileSink::part) spans at most this many of its row's windows: on a wide
 // raster a row gets more parts than the sink asks for, so that a part's columns (and the copy
-// of the blend it takes) stay bounded, e.g. 256 x 12 288 px for 256 px windows every 192.
+// of the blend it takes) stay bounded, e.g. 256 x 12 352 px for 256 px windows every 192.
 constexpr int kMostWindowsPerPart = 64;
 
 // Classifies the job's windows (those of its band's rows; only the band's blocks reach the
