@@ -409,7 +409,7 @@ TileResult classifyTiles(const std::function<torch::Tensor(const torch::Tensor&)
                         "window " + std::to_string(result.windows_computed) + "/" + std::to_string(to_compute));
       }
       in_row += b.item.xs.size();
-      if (!row_done && in_row >= next_part && writer.idle()) {
+      if (!row_done && in_row >= next_part && (job.parts_wait || writer.idle())) {
         auto p = std::make_shared<BlockPart>();
         p->block = int(k);
         p->windows = int(in_row);

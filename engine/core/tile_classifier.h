@@ -40,6 +40,10 @@ struct TileJob {
   // (from start_carry or computed): that block's first start_part->windows windows are not
   // computed again.
   const BlockPart* start_part = nullptr;
+  // A part of a block is put off (to a later batch, or dropped) while the writing thread is
+  // busy, so that it never holds up the model; with this, it waits for the writing thread
+  // instead: the same parts at every run (tests).
+  bool parts_wait = false;
 };
 
 struct TileResult {
@@ -56,9 +60,9 @@ constexpr int kMostWindowsPerPart = 64;
 // Classifies the job's windows (those of its band's rows; only the band's blocks reach the
 // sink, with the row numbers of the whole raster; a sink that keeps parts of blocks gets
 // sink.partsPerBlock() of each row of windows, or one every kMostWindowsPerPart windows where
-// that is more often, at whole batches, when its writing is idle): `probabilities` maps a
-// batch of normalized windows (N, bands, window, window) on `device` to class probabilities
-// (N, classes, window, window).
+// that is more often, at whole batches, when its writing is idle (always with parts_wait)):
+// `probabilities` maps a batch of normalized windows (N, bands, window, window) on `device` to
+// class probabilities (N, classes, window, window).
 // Throws InputError when the model's output has another shape, Cancelled when progress
 // says so (the sink then has part of the rows: its owner discards them).
 TileResult classifyTiles(const std::function<torch::Tensor(const torch::Tensor&)>& probabilities,
